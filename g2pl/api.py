@@ -1,0 +1,247 @@
+"""Python API: `compile(...) -> Program`, `load_graph(...) -> Graph`, `Program.run(...) -> Result`."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from g2pl.compiler import ast as A
+from g2pl.compiler import ir
+from g2pl.compiler.pipeline import PASS_NAMES, Compilation, compile_module
+from g2pl.errors import G2PLError, G2PLRuntimeError
+from g2pl.graph import Graph, load_graph
+from g2pl.runtime.engine import Runtime
+from g2pl.runtime.output import convert
+
+__all__ = ["compile", "load_graph", "Program", "Result", "Graph", "parse_args"]
+
+
+@dataclass
+class Result:
+    """Outcome of a run: `values` and `stats` hold exactly what --output / --stats write."""
+
+    entry: str
+    values: list[dict]
+    stats: dict
+    raw: list[tuple[str, str, str, Any]] = field(default_factory=list, repr=False)
+
+    def __getitem__(self, name: str) -> Any:
+        for v in self.values:
+            if v["name"] == name:
+                return v["value"]
+        raise KeyError(name)
+
+    def output(self) -> dict:
+        return {"entry": self.entry, "values": self.values}
+
+    def write_output(self, path: str | Path) -> None:
+        _atomic_write(Path(path), json.dumps(self.output(), indent=1))
+
+    def write_stats(self, path: str | Path) -> None:
+        _atomic_write(Path(path), json.dumps(self.stats, indent=1))
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+_BOOL = {"true": True, "false": False, "1": True, "0": False}
+
+
+def _parse_arg(name: str, raw: Any, elem: str) -> Any:
+    """Check and convert one procedure argument to its declared/inferred element type."""
+    def bad(what: str) -> G2PLError:
+        return G2PLError(f"argument `{name}={raw}`: expected {what}")
+
+    if isinstance(raw, str):
+        s = raw.strip()
+        if elem == "bool":
+            if s.lower() not in _BOOL:
+                raise bad("a bool (true or false)")
+            return _BOOL[s.lower()]
+        if elem in ("int", "vid"):
+            if not re.fullmatch(r"[+-]?\d+", s):
+                raise bad("an integer" if elem == "int" else "a vertex ID (an integer)")
+            v = int(s)
+        else:
+            try:
+                v = float(s)
+            except ValueError:
+                raise bad("a number") from None
+            if s.lower().lstrip("+-") in ("nan",):
+                raise bad("a number (not nan)")
+            return v
+    else:
+        v = raw
+        if elem == "bool":
+            if not isinstance(v, (bool, np.bool_)):
+                raise bad("a bool")
+            return bool(v)
+        if elem == "float":
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise bad("a number")
+            return float(v)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise bad("an integer")
+        v = int(v)
+    if not -(2**63) <= v < 2**63:
+        raise bad("a 64-bit integer")
+    if elem == "vid" and v < -1:
+        raise bad("a vertex ID (>= 0, or -1 for none)")
+    return v
+
+
+def parse_args(params: list[tuple[str, ir.Ty]], given: dict[str, Any], entry: str) -> dict[str, Any]:
+    """Match supplied arguments to a procedure's parameters (missing, unknown, ill-typed -> G2PLError)."""
+    names = [p for p, _ in params]
+    for k in given:
+        if k not in names:
+            takes = ", ".join(f"{p}: {t.elem}" for p, t in params) or "no arguments"
+            raise G2PLError(f"unknown argument `{k}`; procedure `{entry}` takes {takes}")
+    out = {}
+    for p, t in params:
+        if p not in given:
+            raise G2PLError(f"missing argument `{p}` ({t.elem}) for procedure `{entry}`; pass --arg {p}=VALUE")
+        out[p] = _parse_arg(p, given[p], t.elem)
+    return out
+
+
+class Program:
+    """A compiled G2PL program (all procedures type-checked and lowered)."""
+
+    def __init__(self, module: A.Module, opt: int = 2, disable: tuple[str, ...] = ()) -> None:
+        self.module = module
+        self.opt = opt
+        self.disable = tuple(disable)
+        self._compiled: dict[str, Compilation] = {}
+        for name in module.procedures:
+            self._compiled[name] = compile_module(module, name, opt=opt, disable=self.disable)
+        self._modules: dict[str, ModuleType] = {}
+
+    @property
+    def file(self) -> str:
+        return self.module.file
+
+    @property
+    def procedures(self) -> list[str]:
+        return list(self.module.procedures)
+
+    def entry_name(self, entry: str | None = None) -> str:
+        procs = self.module.procedures
+        if entry is not None:
+            if entry not in procs:
+                raise G2PLError(f"no procedure named `{entry}`; the program defines {', '.join(procs)}",
+                                file=self.file)
+            return entry
+        if len(procs) == 1:
+            return next(iter(procs))
+        if "main" in procs:
+            return "main"
+        raise G2PLError(
+            f"the program defines several procedures ({', '.join(procs)}); choose one with --entry", file=self.file
+        )
+
+    def compilation(self, entry: str | None = None) -> Compilation:
+        return self._compiled[self.entry_name(entry)]
+
+    def plan_text(self, entry: str | None = None) -> str:
+        return self.compilation(entry).plan_text()
+
+    def python(self, entry: str | None = None) -> str:
+        return self.compilation(entry).python
+
+    def ir_text(self, entry: str | None = None) -> str:
+        return self.compilation(entry).ir_text()
+
+    def params(self, entry: str | None = None) -> list[tuple[str, ir.Ty]]:
+        return self.compilation(entry).proc.params
+
+    def load(self, entry: str | None = None) -> ModuleType:
+        """The generated module, imported (cached)."""
+        name = self.entry_name(entry)
+        if name not in self._modules:
+            code = self._compiled[name].python
+            mod = ModuleType(f"g2pl_generated_{name}")
+            mod.__file__ = f"<g2pl:{self.file}:{name}>"
+            exec(builtins.compile(code, mod.__file__, "exec"), mod.__dict__)  # noqa: S102 - our own generated code
+            self._modules[name] = mod
+        return self._modules[name]
+
+    def run(self, graph: Graph | str, args: dict[str, Any] | None = None, backend: str = "numpy", seed: int = 0,
+            entry: str | None = None, max_supersteps: int | None = None, directed: bool = False) -> Result:
+        """Run a procedure on a graph (a `Graph` or a file/generator spec)."""
+        if backend not in ("numpy", "cupy"):
+            raise G2PLError(f"unknown backend `{backend}`; expected numpy or cupy")
+        if backend == "cupy":
+            raise G2PLError("the CuPy backend is not available in this build; use --backend numpy")
+        name = self.entry_name(entry)
+        comp = self._compiled[name]
+        argv = parse_args(comp.proc.params, dict(args or {}), name)
+        if isinstance(graph, str):
+            graph = load_graph(graph, directed=directed, seed=seed)
+        mod = self.load(name)
+        rt = Runtime(graph, mod, seed=seed, max_supersteps=max_supersteps)
+        rt.stats.backend = backend
+        rt.stats.opt_level = self.opt
+        rt.stats.entry = name
+        rt.stats.graph = {"name": graph.name, "n": int(graph.n), "m": int(graph.m), "directed": bool(graph.directed),
+                          **{k: v for k, v in graph.info.items() if isinstance(v, (int, float, str, bool))}}
+        with np.errstate(all="ignore"):
+            try:
+                raw = mod.run(rt, argv)
+            except G2PLError:
+                raise
+            except MemoryError:
+                raise G2PLRuntimeError("out of memory while running the program") from None
+        rt.finish(None)
+        values = [
+            {"name": n, "kind": k, "type": e, "value": convert(k, e, v, graph)} for (n, k, e, v) in raw
+        ]
+        return Result(name, values, rt.stats.as_dict(), raw)
+
+
+def compile(source_or_path: str | Path, opt: int = 2, disable: tuple[str, ...] | list[str] = (),  # noqa: A001
+            file: str | None = None) -> Program:
+    """Compile G2PL source text, or the file at a path, into a `Program`."""
+    from g2pl.compiler.parser import parse
+
+    if opt not in (0, 1, 2):
+        raise G2PLError(f"unknown optimization level -O{opt}; expected 0, 1 or 2")
+    for d in disable:
+        if d not in PASS_NAMES:
+            raise G2PLError(f"unknown pass `{d}` for --disable-pass; expected one of {', '.join(PASS_NAMES)}")
+    text, name = _read_source(source_or_path, file)
+    module = parse(text, name)
+    return Program(module, opt=opt, disable=tuple(disable))
+
+
+def _read_source(source_or_path: str | Path, file: str | None) -> tuple[str, str]:
+    if isinstance(source_or_path, Path) or (
+        isinstance(source_or_path, str) and "\n" not in source_or_path and "{" not in source_or_path
+        and "=" not in source_or_path
+    ):
+        p = Path(source_or_path)
+        try:
+            raw = p.read_bytes()
+        except FileNotFoundError:
+            raise G2PLError("no such program file", file=str(p)) from None
+        except IsADirectoryError:
+            raise G2PLError("is a directory, not a program file", file=str(p)) from None
+        except OSError as e:
+            raise G2PLError(f"cannot read program file: {e.strerror}", file=str(p)) from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = raw[: e.start].count(b"\n") + 1
+            raise G2PLError("program file is not valid UTF-8 text", file=str(p), line=line) from None
+        return text, file or str(p)
+    return str(source_or_path), file or "<string>"

@@ -1,0 +1,244 @@
+"""Command-line tools `g2plc` and `g2pl` (spec section 8).
+
+Exit status: 0 success, 1 runtime failure, 2 bad input (program, graph,
+arguments).  Errors are one message on stderr naming the file (and for
+programs `line:col`, the source line and a caret); a Python traceback is
+shown only with --debug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from g2pl.errors import G2PLError
+
+PASS_CHOICES = ("reuse", "merge", "reorder", "prune", "pack", "direction")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors as `prog: error: ...` with exit status 2 (its default) and no usage spam."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+def _add_opt_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-O", dest="opt", type=int, choices=(0, 1, 2), default=2, metavar="LEVEL",
+                   help="optimization level: -O0, -O1 or -O2 (default)")
+    p.add_argument("--disable-pass", dest="disable", action="append", default=[], choices=PASS_CHOICES,
+                   metavar="NAME", help=f"turn one optimizer pass off ({', '.join(PASS_CHOICES)})")
+    p.add_argument("--entry", help="procedure to use (default: the only one, or `main`)")
+    p.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+
+
+def _guard(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    try:
+        return fn(args)
+    except G2PLError as err:
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        print(err.render(), file=sys.stderr)
+        return err.exit_status
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback unless --debug
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        print(f"g2pl: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)",
+              file=sys.stderr)
+        return 1
+
+
+# ---------------------------------------------------------------- g2plc
+
+
+def _g2plc(a: argparse.Namespace) -> int:
+    import g2pl
+    from g2pl.compiler import ast as A
+
+    prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
+    entry = prog.entry_name(a.entry) if len(prog.procedures) > 1 or a.entry else prog.procedures[0]
+    if a.emit == "ast":
+        text = A.dump(prog.module)
+    elif a.emit == "ir":
+        text = prog.ir_text(entry)
+    elif a.emit == "plan":
+        text = prog.plan_text(entry)
+    elif a.emit == "py":
+        text = prog.python(entry)
+    else:
+        text = None
+    if a.output:
+        Path(a.output).write_text(prog.python(entry) if text is None else text + "\n")
+        return 0
+    if text is not None:
+        sys.stdout.write(text + "\n")
+        return 0
+    out = Path(Path(a.program).stem + ".py")
+    out.write_text(prog.python(entry))
+    print(f"g2plc: wrote {out}", file=sys.stderr)
+    return 0
+
+
+def g2plc_main(argv: list[str] | None = None) -> int:
+    p = _Parser(prog="g2plc", description="Compile a G2PL program to a vertex-centric Python module.")
+    p.add_argument("program", help="the .g2pl program")
+    p.add_argument("-o", dest="output", metavar="OUT.py", help="write the output here (default: PROGRAM.py)")
+    p.add_argument("--emit", choices=("ast", "ir", "plan", "py"), help="print one stage instead of writing a module")
+    _add_opt_flags(p)
+    a = p.parse_args(argv)
+    return _guard(_g2plc, a)
+
+
+# ---------------------------------------------------------------- g2pl run / plan / check
+
+
+def _parse_kv(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for it in items:
+        if "=" not in it:
+            raise G2PLError(f"--arg `{it}`: expected NAME=VALUE")
+        k, v = it.split("=", 1)
+        k = k.strip()
+        if not k.isidentifier():
+            raise G2PLError(f"--arg `{it}`: `{k}` is not a parameter name")
+        if k in out:
+            raise G2PLError(f"--arg `{k}` given twice")
+        out[k] = v
+    return out
+
+
+def _summarize(v: dict, limit: int = 8) -> str:
+    val, kind, ty = v["value"], v["kind"], v["type"]
+    if kind == "scalar":
+        return f"{v['name']} ({ty}) = {val}"
+    if kind == "vertex" and ty == "bool":
+        head = ", ".join(map(str, val[:limit])) + (", ..." if len(val) > limit else "")
+        return f"{v['name']} (vertex set) = {len(val)} vertices {{{head}}}"
+    if kind == "vertex":
+        items = list(val.items())
+        head = ", ".join(f"{k}: {x}" for k, x in items[:limit]) + (", ..." if len(items) > limit else "")
+        return f"{v['name']} (vertex graph of {ty}) = {{{head}}}"
+    if ty == "bool":
+        head = ", ".join(f"({a},{b})" for a, b in val[:limit]) + (", ..." if len(val) > limit else "")
+        return f"{v['name']} (edge set) = {len(val)} edges {{{head}}}"
+    head = ", ".join(f"({a},{b}): {x}" for a, b, x in val[:limit]) + (", ..." if len(val) > limit else "")
+    return f"{v['name']} (edge graph of {ty}) = {{{head}}}"
+
+
+def _plan_summary(prog, entry: str) -> str:
+    plan = prog.compilation(entry).plan
+    lines = [f"plan: {len(plan.states)} states, {len(plan.exchange_states())} end with an exchange "
+             f"(-O{plan.opt_level}; `g2pl plan` shows it all)"]
+    from g2pl.compiler.plan import describe_exchange
+
+    for s in plan.exchange_states():
+        for x in s.exchange:
+            lines.append(f"  state {s.id:>3} (line {x.instr.span.line}): {describe_exchange(x, plan.proc)}")
+    return "\n".join(lines)
+
+
+def _run(a: argparse.Namespace) -> int:
+    import g2pl
+
+    if a.np < 1:
+        raise G2PLError(f"--np {a.np}: expected a positive number of ranks")
+    if a.np > 1:
+        raise G2PLError("--np N > 1 needs the MPI runtime, which this build does not include yet; use --np 1")
+    if a.max_supersteps is not None and a.max_supersteps < 1:
+        raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number")
+    prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
+    entry = prog.entry_name(a.entry)
+    args = _parse_kv(a.arg)
+    from g2pl.api import parse_args
+
+    parse_args(prog.params(entry), args, entry)  # fail on bad arguments before loading a big graph
+    graph = g2pl.load_graph(a.graph, directed=a.directed, seed=a.seed)
+    if not a.quiet:
+        print(graph.summary())
+        if a.show_plan:
+            print(_plan_summary(prog, entry))
+    res = prog.run(graph, args=args, backend=a.backend, seed=a.seed, entry=entry,
+                   max_supersteps=a.max_supersteps)
+    if a.output:
+        res.write_output(a.output)
+    if a.stats:
+        res.write_stats(a.stats)
+    if not a.quiet:
+        for v in res.values:
+            print(_summarize(v))
+        s = res.stats
+        print(f"stats: {s['supersteps']} supersteps, {s['messages']} messages, {s['bytes']} bytes across ranks, "
+              f"{s['ranks']} rank(s), backend {s['backend']}, {s['time_s']:.3f} s")
+    return 0
+
+
+def _plan(a: argparse.Namespace) -> int:
+    import g2pl
+    from g2pl.compiler.dot import plan_to_dot
+
+    prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
+    entry = prog.entry_name(a.entry)
+    print(prog.plan_text(entry))
+    if a.dot:
+        Path(a.dot).write_text(plan_to_dot(prog.compilation(entry).plan))
+    return 0
+
+
+def _check(a: argparse.Namespace) -> int:
+    import g2pl
+
+    prog = g2pl.compile(a.program)
+    print(f"{a.program}: ok ({', '.join(prog.procedures)})")
+    return 0
+
+
+def g2pl_main(argv: list[str] | None = None) -> int:
+    p = _Parser(prog="g2pl", description="Run and inspect G2PL programs.")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="compile and run a program on a graph")
+    r.add_argument("program")
+    r.add_argument("--graph", required=True,
+                   help="edge list (.txt .el .tsv .csv), .mtx, .npz, or kron:SCALE[:EF] | ws:N:K:P | er:N:M")
+    r.add_argument("--directed", action="store_true", help="keep edge direction (default: undirected)")
+    r.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="procedure argument")
+    r.add_argument("--np", type=int, default=1, metavar="N", help="number of MPI ranks")
+    r.add_argument("--backend", choices=("numpy", "cupy"), default="numpy")
+    r.add_argument("--seed", type=int, default=0, help="seed for generators and rand()")
+    r.add_argument("--max-supersteps", type=int, metavar="N")
+    r.add_argument("--output", metavar="FILE.json", help="write returned values as JSON")
+    r.add_argument("--stats", metavar="FILE.json", help="write run statistics as JSON")
+    r.add_argument("--show-plan", action="store_true", help="print a summary of the superstep plan")
+    r.add_argument("--quiet", action="store_true", help="print nothing on success")
+    _add_opt_flags(r)
+    r.set_defaults(fn=_run)
+
+    pl = sub.add_parser("plan", help="print the superstep plan")
+    pl.add_argument("program")
+    pl.add_argument("--dot", metavar="FILE.dot", help="also write the state machine as Graphviz dot")
+    _add_opt_flags(pl)
+    pl.set_defaults(fn=_plan)
+
+    c = sub.add_parser("check", help="parse and type-check a program")
+    c.add_argument("program")
+    c.add_argument("--debug", action="store_true")
+    c.set_defaults(fn=_check)
+
+    a = p.parse_args(argv)
+    return _guard(a.fn, a)
+
+
+def _entry(fn: Callable[[list[str] | None], int]) -> None:  # pragma: no cover - console-script shim
+    sys.exit(fn(None))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(g2pl_main())

@@ -1,0 +1,268 @@
+"""Surface syntax tree of G2PL, as parsed (spec sections 1-4).
+
+Small frozen dataclasses; every node carries the `Span` of the source text it
+came from so that errors found late (typing, lowering) still point at source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from g2pl.errors import Span
+
+# ---------------------------------------------------------------- types
+
+
+@dataclass(frozen=True)
+class TypeAnn:
+    """A written type: `int`, `vset`, `vertex<float>`, `edge<bool>`, ..."""
+
+    kind: str  # "scalar" | "vertex" | "edge"
+    elem: str  # "bool" | "int" | "float" | "vid"
+    span: Span
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Expr:
+    span: Span
+
+
+@dataclass(frozen=True)
+class Name(Expr):
+    id: str
+
+
+@dataclass(frozen=True)
+class IntLit(Expr):
+    value: int
+
+
+@dataclass(frozen=True)
+class FloatLit(Expr):
+    value: float
+
+
+@dataclass(frozen=True)
+class BinOp(Expr):
+    op: str  # + - * / % \ == != < <= > >= && || in
+    left: Expr
+    right: Expr
+    op_span: Span
+
+
+@dataclass(frozen=True)
+class UnOp(Expr):
+    op: str  # - !
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Cond(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    func: str
+    args: tuple[Expr, ...]
+    name_span: Span
+
+
+@dataclass(frozen=True)
+class Index(Expr):
+    base: Expr
+    index: Expr
+
+
+@dataclass(frozen=True)
+class NvalsSource:
+    """`nvals x` / `outnvals x` as a generator source."""
+
+    centre: str
+    out: bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class Generator:
+    names: tuple[str, ...]  # 1, 2 or 3 bound names
+    source: Expr | NvalsSource
+    span: Span
+
+
+@dataclass(frozen=True)
+class Filter:
+    expr: Expr
+    span: Span
+
+
+Qualifier = Generator | Filter
+
+
+@dataclass(frozen=True)
+class SetComp(Expr):
+    """`{ head | qualifiers }`: a vertex or edge graph."""
+
+    head: Expr
+    quals: tuple[Qualifier, ...]
+
+
+@dataclass(frozen=True)
+class Agg(Expr):
+    """`op [ head | qualifiers ]`; `heads` has several items for `union [[u, v] | ...]`."""
+
+    op: str
+    heads: tuple[Expr, ...]
+    quals: tuple[Qualifier, ...]
+    op_span: Span
+    is_list: bool = False
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Stmt:
+    span: Span
+
+
+@dataclass(frozen=True)
+class Assign(Stmt):
+    target: str
+    ann: TypeAnn | None
+    value: Expr
+    target_span: Span
+
+
+@dataclass(frozen=True)
+class While(Stmt):
+    cond: Expr
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class If(Stmt):
+    cond: Expr
+    then: tuple[Stmt, ...]
+    other: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class Return(Stmt):
+    values: tuple[Expr, ...]
+
+
+# ---------------------------------------------------------------- definitions
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    ann: TypeAnn | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Procedure:
+    name: str
+    params: tuple[Param, ...]
+    body: tuple[Stmt, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    params: tuple[Param, ...]
+    body: Expr
+    span: Span
+
+
+@dataclass
+class Module:
+    """A parsed program file."""
+
+    procedures: dict[str, Procedure] = field(default_factory=dict)
+    functions: dict[str, Function] = field(default_factory=dict)
+    source: str = ""
+    file: str = "<input>"
+
+
+# ---------------------------------------------------------------- printing (for --emit ast)
+
+
+def dump(node: object, indent: int = 0) -> str:
+    """Readable indented dump of an AST (used by `g2plc --emit ast`)."""
+    pad = "  " * indent
+    if isinstance(node, Module):
+        parts = [dump(p, indent) for p in node.functions.values()]
+        parts += [dump(p, indent) for p in node.procedures.values()]
+        return "\n".join(parts)
+    if isinstance(node, (list, tuple)):
+        return "\n".join(dump(n, indent) for n in node)
+    if isinstance(node, Procedure):
+        head = f"{pad}procedure {node.name}({', '.join(_param(p) for p in node.params)})  @{node.span.line}"
+        return head + "\n" + dump(node.body, indent + 1)
+    if isinstance(node, Function):
+        return f"{pad}function {node.name}({', '.join(_param(p) for p in node.params)}) = {show(node.body)}  @{node.span.line}"
+    if isinstance(node, Assign):
+        ann = f" : {_ann(node.ann)}" if node.ann else ""
+        return f"{pad}{node.target}{ann} = {show(node.value)};  @{node.span.line}"
+    if isinstance(node, While):
+        return f"{pad}while ({show(node.cond)})  @{node.span.line}\n" + dump(node.body, indent + 1)
+    if isinstance(node, If):
+        out = f"{pad}if ({show(node.cond)})  @{node.span.line}\n" + dump(node.then, indent + 1)
+        if node.other:
+            out += f"\n{pad}else\n" + dump(node.other, indent + 1)
+        return out
+    if isinstance(node, Return):
+        return f"{pad}return {', '.join(show(v) for v in node.values)};  @{node.span.line}"
+    raise TypeError(f"cannot dump {type(node).__name__}")
+
+
+def _ann(a: TypeAnn) -> str:
+    return a.elem if a.kind == "scalar" else f"{a.kind}<{a.elem}>"
+
+
+def _param(p: Param) -> str:
+    return p.name + (f": {_ann(p.ann)}" if p.ann else "")
+
+
+def show(e: Expr | NvalsSource | Qualifier) -> str:
+    """Source-like rendering of an expression (fully parenthesised binary ops)."""
+    if isinstance(e, Name):
+        return e.id
+    if isinstance(e, IntLit):
+        return str(e.value)
+    if isinstance(e, FloatLit):
+        return repr(e.value)
+    if isinstance(e, BinOp):
+        return f"({show(e.left)} {e.op} {show(e.right)})"
+    if isinstance(e, UnOp):
+        return f"{e.op}{show(e.operand)}"
+    if isinstance(e, Cond):
+        return f"({show(e.cond)} ? {show(e.then)} : {show(e.other)})"
+    if isinstance(e, Call):
+        return f"{e.func}({', '.join(show(a) for a in e.args)})"
+    if isinstance(e, Index):
+        return f"{show(e.base)}[{show(e.index)}]"
+    if isinstance(e, NvalsSource):
+        return f"{'outnvals' if e.out else 'nvals'} {e.centre}"
+    if isinstance(e, Generator):
+        names = e.names[0] if len(e.names) == 1 else "(" + ", ".join(e.names) + ")"
+        return f"{names} <- {show(e.source)}"
+    if isinstance(e, Filter):
+        return show(e.expr)
+    if isinstance(e, SetComp):
+        return "{ " + show(e.head) + " | " + ", ".join(show(q) for q in e.quals) + " }"
+    if isinstance(e, Agg):
+        head = ", ".join(show(h) for h in e.heads)
+        if e.is_list:
+            head = f"[{head}]"
+        return f"{e.op} [ {head} | " + ", ".join(show(q) for q in e.quals) + " ]"
+    raise TypeError(f"cannot show {type(e).__name__}")

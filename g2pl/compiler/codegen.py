@@ -1,0 +1,285 @@
+"""Plan -> readable, vectorized Python module (rendered with Jinja2).
+
+Dispatch is one method per IR node (`_ex_<Node>`, `_instr_<Node>`); the
+template holds only the module skeleton.  User identifiers never reach the
+output unmangled: IR variable `X` becomes `v_X`, temporaries `$3` become `t3`,
+and anything quoted (file names, source text in comments) goes through
+`repr()` or `_comment()`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+
+from g2pl.compiler import ir
+from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan, exchange_fields
+
+_BINARY = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
+_LOGIC = {"&&": "logical_and", "||": "logical_or"}
+_FUNCS = {"min": "minimum", "max": "maximum", "abs": "abs", "sqrt": "sqrt", "log": "log", "exp": "exp",
+          "floor": "floor", "ceil": "ceil"}
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> jinja2.Template:
+    try:
+        text = resources.files("g2pl.templates").joinpath("module.py.j2").read_text()
+    except (ModuleNotFoundError, FileNotFoundError):
+        text = (Path(__file__).resolve().parents[2] / "templates" / "module.py.j2").read_text()
+    env = jinja2.Environment(keep_trailing_newline=True, undefined=jinja2.StrictUndefined, autoescape=False)
+    return env.from_string(text)
+
+
+def pyname(var: str) -> str:
+    """Mangle an IR variable into a safe Python identifier."""
+    if var.startswith("$"):
+        return "t" + var[1:]
+    if var == "@Weight":
+        return "rt.weight"
+    if var == "@id":
+        return "rt.ids"
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
+        raise ValueError(f"unexpected variable name {var!r}")
+    return "v_" + var
+
+
+def _comment(text: str) -> str:
+    """Source text made safe for a one-line comment."""
+    return "".join(ch if ch.isprintable() and ord(ch) < 128 else "?" for ch in text)[:100]
+
+
+def _const(value: object, elem: str) -> str:
+    if elem == "bool":
+        return "True" if value else "False"
+    if elem == "float":
+        f = float(value)  # type: ignore[arg-type]
+        if math.isnan(f):
+            return "NAN"
+        if math.isinf(f):
+            return "INF" if f > 0 else "(-INF)"
+        return repr(f)
+    return repr(int(value))  # type: ignore[call-overload]
+
+
+class _ExGen:
+    """Renders a local expression for one domain (S, V, E or A)."""
+
+    def __init__(self, dom: str) -> None:
+        self.dom = dom
+        self.lib = "np" if dom == "S" else "xp"
+        self.adj_reads: dict[tuple[str, str], str] = {}  # (var, pos) -> local name, for domain A
+
+    def __call__(self, e: ir.Ex) -> str:
+        return getattr(self, "_ex_" + type(e).__name__)(e)
+
+    def _ex_Const(self, e: ir.Const) -> str:
+        return _const(e.value, e.elem)
+
+    def _ex_Load(self, e: ir.Load) -> str:
+        if e.kind == "scalar" or e.pos == "here":
+            return pyname(e.var)
+        key = (e.var, e.pos)
+        if key not in self.adj_reads:
+            prefix = {"nbr": "nb", "self": "sf", "edge": "ed"}[e.pos]
+            base = pyname(e.var).replace("rt.", "")
+            self.adj_reads[key] = f"_{prefix}_{base}"
+        return self.adj_reads[key]
+
+    def _ex_Ids(self, e: ir.Ids) -> str:
+        return {"here": "rt.ids", "src": "rt.src_ids", "dst": "rt.dst_ids",
+                "nbr": "adj.nbr_ids", "self": "adj.self_ids"}[e.pos]
+
+    def _ex_Op(self, e: ir.Op) -> str:
+        a = [self(x) for x in e.args]
+        op = e.op
+        if op in _BINARY:
+            return f"({a[0]} {_BINARY[op]} {a[1]})"
+        if op in _LOGIC:
+            return f"{self.lib}.{_LOGIC[op]}({a[0]}, {a[1]})"
+        if op == "!":
+            return f"{self.lib}.logical_not({a[0]})"
+        if op == "-":
+            return f"(-{a[0]})"
+        if op == "/":
+            return f"{self.lib}.true_divide({a[0]}, {a[1]})"
+        if op == "%":
+            return f"rt.mod({a[0]}, {a[1]})"
+        if op in _FUNCS:
+            return f"{self.lib}.{_FUNCS[op]}({', '.join(a)})"
+        if op == "int":
+            return f"rt.to_int({a[0]})"
+        if op == "float":
+            return f"rt.to_float({a[0]})"
+        raise NotImplementedError(op)
+
+    def _ex_Where(self, e: ir.Where) -> str:
+        c, a, b = self(e.cond), self(e.then), self(e.other)
+        if self.dom == "S":
+            return f"({a} if {c} else {b})"
+        return f"xp.where({c}, {a}, {b})"
+
+    def _ex_Rand(self, e: ir.Rand) -> str:
+        if self.dom == "A":
+            return f"rt.rand({e.site}, 'A', adj)"
+        return f"rt.rand({e.site}, {self.dom!r})"
+
+    def prologue(self) -> list[str]:
+        """Lines that fetch per-adjacency-entry reads (message fields, receiver and edge values)."""
+        out = []
+        for (var, pos), local in self.adj_reads.items():
+            src = pyname(var)
+            if pos == "nbr":
+                out.append(f"{local} = rt.pull({src}, adj)  # message field `{_comment(var)}` from neighbours")
+            elif pos == "self":
+                out.append(f"{local} = rt.at_receiver({src}, adj)")
+            else:
+                out.append(f"{local} = rt.at_edge({src}, adj)")
+        return out
+
+
+class CodeGen:
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.proc = plan.proc
+        self.src = plan.proc.source_lines
+
+    def line_comment(self, line: int) -> str:
+        text = self.src[line - 1].strip() if 1 <= line <= len(self.src) else ""
+        return f"# L{line}: {_comment(text)}"
+
+    def ex(self, e: ir.Ex | None, dom: str) -> tuple[str, list[str]]:
+        if e is None:
+            return "None", []
+        g = _ExGen(dom)
+        s = g(e)
+        return s, g.prologue()
+
+    def elem_of(self, var: str) -> str:
+        return self.proc.vars[var].elem
+
+    # ---- instructions
+
+    def instr(self, i: ir.Instr) -> list[str]:
+        return getattr(self, "_instr_" + type(i).__name__)(i)
+
+    def _instr_Compute(self, i: ir.Compute) -> list[str]:
+        s, pro = self.ex(i.ex, i.dom)
+        elem = self.elem_of(i.target)
+        conv = {"S": "rt.scalar", "V": "rt.as_v", "E": "rt.as_e"}[i.dom]
+        return pro + [f"{pyname(i.target)} = {conv}({s}, {elem!r})"]
+
+    def _instr_MarkEndpoints(self, i: ir.MarkEndpoints) -> list[str]:
+        s, pro = self.ex(i.mask, "E")
+        return pro + [f"{pyname(i.target)} = rt.mark_endpoints({s}, {i.sides!r})"]
+
+    def _instr_NbrReduce(self, i: ir.NbrReduce) -> list[str]:
+        g = _ExGen("A")
+        val = g(i.value)
+        mask = g(i.mask) if i.mask is not None else "None"
+        lines = [f"adj = rt.adj(out={i.out})"] + g.prologue()
+        lines.append(f"{pyname(i.target)} = rt.nbr_reduce({i.op!r}, {val}, {mask}, adj, {i.elem!r})")
+        return lines
+
+    def _instr_GlobalReduce(self, i: ir.GlobalReduce) -> list[str]:
+        val, p1 = self.ex(i.value, i.dom)
+        mask, p2 = self.ex(i.mask, i.dom)
+        return p1 + p2 + [
+            f"{pyname(i.target)} = rt.global_reduce({i.op!r}, {val}, {mask}, {i.dom!r}, {i.elem!r})"
+        ]
+
+    def _instr_EndpointExchange(self, i: ir.EndpointExchange) -> list[str]:
+        return [
+            f"{pyname(t)} = rt.endpoint({pyname(var)}, {side!r})  # {_comment(var)} at edge endpoint {side}"
+            for (var, side, _elem), t in zip(i.fields, i.targets)
+        ]
+
+    def _instr_RemoteMark(self, i: ir.RemoteMark) -> list[str]:
+        idx, p1 = self.ex(i.index, i.dom)
+        mask, p2 = self.ex(i.mask, i.dom)
+        return p1 + p2 + [f"{pyname(i.target)} = rt.remote_mark({idx}, {mask}, {i.dom!r})"]
+
+    def remote_read(self, i: ir.RemoteRead, phase: str) -> list[str]:
+        req = "rq" + pyname(i.target)
+        if phase == "request":
+            idx, pro = self.ex(i.index, i.dom)
+            conv = "rt.as_v" if i.dom == "V" else "rt.as_e"
+            return pro + [f"{req} = rt.remote_request({conv}({idx}, 'vid'))"]
+        return [f"{pyname(i.target)} = rt.remote_reply({pyname(i.var)}, {req}, {i.elem!r})"]
+
+    # ---- states
+
+    def state(self, s) -> list[str]:
+        out = [f"if state == {s.id}:"]
+        body: list[str] = []
+        ls = s.lines()
+        body.append(f"# ---- state {s.id}" + (f" (lines {', '.join(map(str, ls))})" if ls else ""))
+        last_line = None
+        for i in s.instrs:
+            if i.span.line != last_line:
+                body.append(self.line_comment(i.span.line))
+                last_line = i.span.line
+            body += self.instr(i)
+        if s.exchange:
+            body.append("# exchange (ends the superstep)")
+            for x in s.exchange:
+                body.append(self.line_comment(x.instr.span.line))
+                body += self.exchange(x)
+            body.append(f"rt.end_superstep({s.id})")
+        body += self.terminator(s)
+        out += ["    " + b for b in body]
+        return out
+
+    def exchange(self, x: Exch) -> list[str]:
+        if isinstance(x.instr, ir.RemoteRead):
+            return self.remote_read(x.instr, x.phase)
+        return self.instr(x.instr)
+
+    def terminator(self, s) -> list[str]:
+        t = s.term
+        if isinstance(t, Goto):
+            return [f"state = {t.target}", "continue"]
+        if isinstance(t, Branch):
+            c, _ = self.ex(t.cond, "S")
+            return [self.line_comment(t.line), f"state = {t.then} if {c} else {t.other}", "continue"]
+        assert isinstance(t, Halt)
+        if t.ret is None:
+            return ["return []"]
+        items = ", ".join(
+            f"({v.name!r}, {v.ty.kind!r}, {v.ty.elem!r}, {pyname(v.var)})" for v in t.ret.values
+        )
+        return [self.line_comment(t.ret.span.line), f"return [{items}]"]
+
+    def module(self) -> str:
+        plan = self.plan
+        fields = plan.program_fields()
+        prologue = []
+        for name, ty in self.proc.params:
+            prologue.append(f"{pyname(name)} = rt.scalar(args[{name!r}], {ty.elem!r})  # parameter {name}: {ty.elem}")
+        states = [self.state(s) for s in plan.states]
+        return _template().render(
+            file_lit=_comment(self.proc.file),
+            proc_lit=repr(self.proc.name),
+            opt=plan.opt_level,
+            params=repr([(n, t.elem) for n, t in self.proc.params]),
+            record_fields=repr([(f.name, f.elem) for f in fields]),
+            record_bytes=sum(f.size for f in fields),
+            directions=repr(plan.directions()),
+            rand_sites=self.proc.rand_sites,
+            state_lines=repr({s.id: s.lines() for s in plan.states}),
+            prologue=prologue,
+            states=states,
+        )
+
+
+def generate(plan: Plan) -> str:
+    """Python source of the compiled module for `plan`."""
+    return CodeGen(plan).module()
+
+
+__all__ = ["generate", "pyname", "exchange_fields"]

@@ -1,0 +1,405 @@
+"""The G2PL intermediate representation.
+
+Two layers:
+
+* **Local expressions** (`Ex`): exchange-free elementwise computations over one
+  *domain*: `S` (a scalar, the master), `V` (every local vertex), `E` (every
+  local edge) or `A` (every adjacency entry of a neighbourhood aggregation,
+  grouped by receiving vertex).  Reads name a *position*: `here` (the element
+  itself), `nbr`/`self`/`edge` (sender, receiver and connecting edge of an
+  adjacency entry).
+* **Instructions**: `Compute` (local, no communication) and *exchanges*
+  (`NbrReduce`, `GlobalReduce`, `EndpointExchange`, `RemoteRead`,
+  `RemoteMark`), each of which ends a superstep at -O0; plus structured
+  control flow (`WhileI`, `IfI`, `ReturnI`) whose conditions are scalars.
+
+Every node carries the source `Span` it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from g2pl.errors import Span
+
+ELEM_SIZE = {"bool": 1, "int": 8, "float": 8, "vid": 8}
+KIND_WORD = {"scalar": "scalar", "vertex": "vertex graph", "edge": "edge graph"}
+DOMAIN_OF_KIND = {"scalar": "S", "vertex": "V", "edge": "E"}
+
+
+@dataclass(frozen=True)
+class Ty:
+    """Kind (scalar/vertex/edge) and element type (bool/int/float/vid)."""
+
+    kind: str
+    elem: str
+
+    def word(self) -> str:
+        if self.elem == "bool" and self.kind == "vertex":
+            return "vertex set"
+        if self.elem == "bool" and self.kind == "edge":
+            return "edge set"
+        if self.kind == "scalar":
+            return f"scalar {self.elem}"
+        return f"{KIND_WORD[self.kind]} of {self.elem}"
+
+    def ann(self) -> str:
+        return self.elem if self.kind == "scalar" else f"{self.kind}<{self.elem}>"
+
+
+# ---------------------------------------------------------------- local expressions
+
+
+@dataclass(frozen=True)
+class Ex:
+    elem: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Const(Ex):
+    value: Any
+
+
+@dataclass(frozen=True)
+class Load(Ex):
+    """Read variable `var` (of kind `kind`) at `pos`: here | nbr | self | edge."""
+
+    var: str
+    kind: str
+    pos: str = "here"
+
+
+@dataclass(frozen=True)
+class Ids(Ex):
+    """Original vertex ID at `pos` (here | nbr | self | src | dst)."""
+
+    pos: str = "here"
+
+
+@dataclass(frozen=True)
+class Op(Ex):
+    """Elementwise operator or built-in function applied to `args`."""
+
+    op: str
+    args: tuple[Ex, ...]
+
+
+@dataclass(frozen=True)
+class Where(Ex):
+    cond: Ex
+    then: Ex
+    other: Ex
+
+
+@dataclass(frozen=True)
+class Rand(Ex):
+    """Counter-based uniform float in [0,1) keyed by seed, element, call site and execution count."""
+
+    site: int
+
+
+def children(e: Ex) -> tuple[Ex, ...]:
+    if isinstance(e, Op):
+        return e.args
+    if isinstance(e, Where):
+        return (e.cond, e.then, e.other)
+    return ()
+
+
+def walk(e: Ex):
+    """Pre-order traversal of a local expression."""
+    yield e
+    for c in children(e):
+        yield from walk(c)
+
+
+def reads(e: Ex | None) -> set[str]:
+    """Variables a local expression reads."""
+    if e is None:
+        return set()
+    return {n.var for n in walk(e) if isinstance(n, Load)}
+
+
+def has_rand(e: Ex | None) -> bool:
+    return e is not None and any(isinstance(n, Rand) for n in walk(e))
+
+
+# ---------------------------------------------------------------- instructions
+
+
+@dataclass(frozen=True)
+class Instr:
+    span: Span
+
+    #: True for instructions that end a superstep at -O0 (communication)
+    exchange = False
+
+    def defs(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def uses(self) -> set[str]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Compute(Instr):
+    """target = ex, evaluated over domain `dom` (S, V or E); purely local."""
+
+    target: str
+    dom: str
+    ex: Ex
+
+    def defs(self) -> tuple[str, ...]:
+        return (self.target,)
+
+    def uses(self) -> set[str]:
+        return reads(self.ex)
+
+
+@dataclass(frozen=True)
+class MarkEndpoints(Instr):
+    """target = vertices that are a `sides` endpoint of an edge where `mask` holds (local: edges live at both ends)."""
+
+    target: str
+    mask: Ex
+    sides: tuple[str, ...]  # subset of ("src", "dst")
+
+    def defs(self) -> tuple[str, ...]:
+        return (self.target,)
+
+    def uses(self) -> set[str]:
+        return reads(self.mask)
+
+
+@dataclass(frozen=True)
+class NbrReduce(Instr):
+    """target[x] = op over adjacency entries of x (in- or out-neighbours) where `mask` holds, of `value`.
+
+    `value` and `mask` are domain-A expressions. Reads at `nbr` are message
+    fields (sent by the neighbour); reads at `self`/`edge` are local to x.
+    """
+
+    target: str
+    op: str
+    out: bool
+    value: Ex
+    mask: Ex | None
+    elem: str  # result element type
+    exchange = True
+
+    def defs(self) -> tuple[str, ...]:
+        return (self.target,)
+
+    def uses(self) -> set[str]:
+        return reads(self.value) | reads(self.mask)
+
+
+@dataclass(frozen=True)
+class GlobalReduce(Instr):
+    """Scalar target = op over the elements of domain `dom` (V or E) where `mask` holds (an aggregator)."""
+
+    target: str
+    op: str
+    dom: str
+    value: Ex
+    mask: Ex | None
+    elem: str
+    exchange = True
+
+    def defs(self) -> tuple[str, ...]:
+        return (self.target,)
+
+    def uses(self) -> set[str]:
+        return reads(self.value) | reads(self.mask)
+
+
+@dataclass(frozen=True)
+class EndpointExchange(Instr):
+    """Make vertex values available on edges: targets[i] = vertex var fields[i][0] read at endpoint fields[i][1]."""
+
+    fields: tuple[tuple[str, str, str], ...]  # (vertex var, side src|dst, elem)
+    targets: tuple[str, ...]
+    exchange = True
+
+    def defs(self) -> tuple[str, ...]:
+        return self.targets
+
+    def uses(self) -> set[str]:
+        return {f[0] for f in self.fields}
+
+
+@dataclass(frozen=True)
+class RemoteRead(Instr):
+    """target = var read at the vertex whose original ID is `index` (request + reply: two supersteps)."""
+
+    target: str
+    var: str
+    var_kind: str
+    dom: str  # V or E: where the requests come from
+    index: Ex
+    elem: str
+    exchange = True
+
+    def defs(self) -> tuple[str, ...]:
+        return (self.target,)
+
+    def uses(self) -> set[str]:
+        return {self.var} | reads(self.index)
+
+
+@dataclass(frozen=True)
+class RemoteMark(Instr):
+    """target = vertex set of the original IDs `index` sent from elements of `dom` where `mask` holds."""
+
+    target: str
+    dom: str
+    index: Ex
+    mask: Ex | None
+    exchange = True
+
+    def defs(self) -> tuple[str, ...]:
+        return (self.target,)
+
+    def uses(self) -> set[str]:
+        return reads(self.index) | reads(self.mask)
+
+
+@dataclass(frozen=True)
+class WhileI(Instr):
+    cond_pre: tuple[Instr, ...]
+    cond: Ex
+    body: tuple[Instr, ...]
+
+    def defs(self) -> tuple[str, ...]:
+        return tuple(d for i in self.cond_pre + self.body for d in i.defs())
+
+    def uses(self) -> set[str]:
+        out = reads(self.cond)
+        for i in self.cond_pre + self.body:
+            out |= i.uses()
+        return out
+
+
+@dataclass(frozen=True)
+class IfI(Instr):
+    cond: Ex
+    then: tuple[Instr, ...]
+    other: tuple[Instr, ...]
+
+    def defs(self) -> tuple[str, ...]:
+        return tuple(d for i in self.then + self.other for d in i.defs())
+
+    def uses(self) -> set[str]:
+        out = reads(self.cond)
+        for i in self.then + self.other:
+            out |= i.uses()
+        return out
+
+
+@dataclass(frozen=True)
+class RetVal:
+    name: str  # output name: the variable's name or retN
+    var: str  # IR variable holding the value
+    ty: Ty
+
+
+@dataclass(frozen=True)
+class ReturnI(Instr):
+    values: tuple[RetVal, ...]
+
+    def defs(self) -> tuple[str, ...]:
+        return ()
+
+    def uses(self) -> set[str]:
+        return {v.var for v in self.values}
+
+
+@dataclass
+class ProcIR:
+    """A lowered procedure: structured instructions plus the symbol table."""
+
+    name: str
+    params: list[tuple[str, Ty]]  # (param name, type); IR var of a param is its name
+    body: list[Instr]
+    vars: dict[str, Ty]  # every IR variable (user vars, params, temps) -> type
+    user_names: dict[str, str] = field(default_factory=dict)  # IR var -> source name (for comments/outputs)
+    rand_sites: int = 0
+    source_lines: list[str] = field(default_factory=list)
+    file: str = "<input>"
+    directed_only: bool = False  # uses outnvals
+
+
+# ---------------------------------------------------------------- printing
+
+
+def show_ex(e: Ex) -> str:
+    """Compact rendering of a local expression, used by plan/IR dumps and code comments."""
+    if isinstance(e, Const):
+        v = e.value
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return repr(v)
+    if isinstance(e, Load):
+        return e.var if e.pos == "here" else f"{e.var}@{e.pos}"
+    if isinstance(e, Ids):
+        return "id" if e.pos == "here" else f"id@{e.pos}"
+    if isinstance(e, Op):
+        if len(e.args) == 2 and not e.op.isalpha():
+            return f"({show_ex(e.args[0])} {e.op} {show_ex(e.args[1])})"
+        if len(e.args) == 1 and e.op in ("-", "!"):
+            return f"{e.op}{show_ex(e.args[0])}"
+        return f"{e.op}({', '.join(show_ex(a) for a in e.args)})"
+    if isinstance(e, Where):
+        return f"({show_ex(e.cond)} ? {show_ex(e.then)} : {show_ex(e.other)})"
+    if isinstance(e, Rand):
+        return f"rand#{e.site}()"
+    raise TypeError(type(e).__name__)
+
+
+def show_instr(i: Instr) -> str:
+    if isinstance(i, Compute):
+        return f"{i.target} = [{i.dom}] {show_ex(i.ex)}"
+    if isinstance(i, MarkEndpoints):
+        return f"{i.target} = mark-endpoints[{','.join(i.sides)}] where {show_ex(i.mask)}"
+    if isinstance(i, NbrReduce):
+        mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
+        return f"{i.target} = {i.op} over {'out' if i.out else 'in'}-neighbours of {show_ex(i.value)}{mask}"
+    if isinstance(i, GlobalReduce):
+        mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
+        return f"{i.target} = {i.op} over {i.dom} of {show_ex(i.value)}{mask}"
+    if isinstance(i, EndpointExchange):
+        return ", ".join(f"{t} = {f[0]}@{f[1]}" for f, t in zip(i.fields, i.targets)) + "  (endpoint exchange)"
+    if isinstance(i, RemoteRead):
+        return f"{i.target} = {i.var}[{show_ex(i.index)}]  (remote read from {i.dom})"
+    if isinstance(i, RemoteMark):
+        mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
+        return f"{i.target} = mark vertices {show_ex(i.index)} from {i.dom}{mask}  (remote write)"
+    if isinstance(i, ReturnI):
+        return "return " + ", ".join(f"{v.name}={v.var}" for v in i.values)
+    raise TypeError(type(i).__name__)
+
+
+def dump_instrs(instrs: list[Instr] | tuple[Instr, ...], indent: int = 0) -> str:
+    pad = "  " * indent
+    out: list[str] = []
+    for i in instrs:
+        tag = f"  @{i.span.line}"
+        if isinstance(i, WhileI):
+            out.append(f"{pad}while:  @{i.span.line}")
+            if i.cond_pre:
+                out.append(dump_instrs(i.cond_pre, indent + 2))
+            out.append(f"{pad}  cond {show_ex(i.cond)}")
+            out.append(f"{pad}  do:")
+            out.append(dump_instrs(i.body, indent + 2))
+        elif isinstance(i, IfI):
+            out.append(f"{pad}if {show_ex(i.cond)}:{tag}")
+            out.append(dump_instrs(i.then, indent + 1))
+            if i.other:
+                out.append(f"{pad}else:")
+                out.append(dump_instrs(i.other, indent + 1))
+        else:
+            mark = "!" if i.exchange else " "
+            out.append(f"{pad}{mark} {show_instr(i)}{tag}")
+    return "\n".join(x for x in out if x)

@@ -1,0 +1,967 @@
+"""Type checking and lowering: `ast.Procedure` -> `ir.ProcIR` (spec sections 2-4).
+
+One walk both checks the kind/type rules and produces IR, so every error is
+raised where the offending AST node (and its span) is at hand.  Aggregations
+become exchange instructions writing fresh temporaries (`$N`); the rest
+becomes local `Compute`s.  Variable element types are inferred as the join of
+every assignment (int < vid, int < float), so the walk is repeated until the
+types are stable (a handful of rounds at most).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from g2pl.compiler import ast as A
+from g2pl.compiler import ir
+from g2pl.compiler.inline import display, expand
+from g2pl.compiler.parser import AGG_OPS
+from g2pl.errors import G2PLError, Span
+
+BUILTIN_VALUES = ("V", "E", "empty", "emptyE", "id", "Weight", "inf", "true", "false")
+BUILTIN_FUNCS = {
+    "min": 2, "max": 2, "abs": 1, "sqrt": 1, "log": 1, "exp": 1, "floor": 1, "ceil": 1,
+    "int": 1, "float": 1, "rand": 0,
+}
+WEIGHT_VAR = "@Weight"
+NUMERIC = ("int", "float", "vid")
+DEFAULTS = {"bool": False, "int": 0, "float": 0.0, "vid": -1}
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+
+def default_of(elem: str):
+    return DEFAULTS[elem]
+
+
+def join_elem(a: str, b: str) -> str | None:
+    """Least common element type for assignment/branches; None if incompatible."""
+    if a == b:
+        return a
+    s = {a, b}
+    if s <= {"int", "float", "vid"}:
+        return "float" if "float" in s else "vid"
+    return None
+
+
+def arith_elem(a: str, b: str) -> str:
+    return "float" if "float" in (a, b) else "int"
+
+
+@dataclass
+class Elem:
+    """A generator-bound name: an element (vertex or edge) with a value."""
+
+    name: str
+    ekind: str  # vertex | edge
+    pos: str  # here | nbr | self | edge | src | dst
+    src_var: str | None  # variable ranged over (None: all of V / E)
+    src_kind: str  # vertex | edge
+    src_elem: str  # element type of the source (bool for sets)
+    span: Span
+    has_value: bool = True
+
+    def value_at(self, pos: str, span: Span) -> ir.Ex:
+        if self.src_var is None:
+            return ir.Const("bool", span, True)
+        return ir.Load(self.src_elem, span, self.src_var, self.src_kind, pos)
+
+    @property
+    def elem(self) -> str:
+        if self.ekind == "vertex" and self.pos in ("src", "dst"):
+            return "vid"
+        return self.src_elem if self.src_var is not None else "bool"
+
+
+@dataclass
+class Ctx:
+    """Where an expression is evaluated: T (top level), V, E or A (an aggregation over neighbours)."""
+
+    dom: str
+    elems: dict[str, Elem] = field(default_factory=dict)
+    centre: Elem | None = None
+    blocked: dict[str, str] = field(default_factory=dict)
+    out: bool = False
+
+    def local_kind(self) -> str:
+        return {"V": "vertex", "E": "edge", "A": "adj", "T": "scalar"}[self.dom]
+
+
+TOP = Ctx("T")
+
+
+@dataclass(frozen=True)
+class Val:
+    """A lowered expression: IR expression plus its kind (scalar/vertex/edge/adj) and element type."""
+
+    ex: ir.Ex
+    kind: str
+    elem: str
+
+    def ty(self) -> ir.Ty:
+        return ir.Ty(self.kind, self.elem)
+
+
+def _kind_word(kind: str, elem: str) -> str:
+    if kind == "adj":
+        return f"per-neighbour {elem}"
+    return ir.Ty(kind, elem).word()
+
+
+class Lowerer:
+    """Lowers one procedure. Create one per round of type inference."""
+
+    def __init__(self, module: A.Module, proc: A.Procedure, var_types: dict[str, ir.Ty],
+                 param_types: dict[str, str]) -> None:
+        self.mod = module
+        self.proc = proc
+        self.var_types = var_types  # persisted across rounds; updated in place
+        self.param_types = param_types  # unannotated params' inferred element types
+        self.changed = False
+        self.temps: dict[str, ir.Ty] = {}
+        self.n_temps = 0
+        self.rand_sites = 0
+        self.out: list[ir.Instr] = []
+        self.call_stack: list[str] = []
+        self.assigned: set[str] = set()
+        self.user_names: dict[str, str] = {}
+        self.params: dict[str, ir.Ty] = {}
+
+    # ------------------------------------------------------------ helpers
+
+    def err(self, msg: str, span: Span, *notes: str) -> G2PLError:
+        return G2PLError(msg, span=span, notes=notes)
+
+    def temp(self, ty: ir.Ty) -> str:
+        self.n_temps += 1
+        name = f"${self.n_temps}"
+        self.temps[name] = ty
+        return name
+
+    def emit(self, instr: ir.Instr) -> None:
+        self.out.append(instr)
+
+    def known_names(self, ctx: Ctx) -> list[str]:
+        names = list(BUILTIN_VALUES) + list(self.var_types) + list(self.params) + list(self.mod.functions)
+        names += [display(n) for n in ctx.elems]
+        return names
+
+    def unknown(self, name: str, span: Span, ctx: Ctx) -> G2PLError:
+        close = difflib.get_close_matches(display(name), self.known_names(ctx), n=1, cutoff=0.6)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        return self.err(f"undefined name `{display(name)}`{hint}", span)
+
+    def var_ty(self, name: str) -> ir.Ty | None:
+        if name in self.params:
+            return self.params[name]
+        return self.var_types.get(name)
+
+    # ------------------------------------------------------------ procedure
+
+    def lower_proc(self) -> ir.ProcIR:
+        for p in self.proc.params:
+            if p.name in BUILTIN_VALUES or p.name in BUILTIN_FUNCS or p.name in AGG_OPS:
+                raise self.err(f"parameter `{p.name}` shadows a built-in name", p.span)
+            if p.ann is not None and p.ann.kind != "scalar":
+                raise self.err(
+                    f"procedure parameters are scalars supplied with --arg; `{p.name}` is declared {p.ann.kind}",
+                    p.ann.span,
+                )
+            elem = p.ann.elem if p.ann else self.param_types.get(p.name, "int")
+            self.params[p.name] = ir.Ty("scalar", elem)
+            self.assigned.add(p.name)
+        body = self.block(self.proc.body, set(self.assigned))[0]
+        all_vars: dict[str, ir.Ty] = {}
+        all_vars.update(self.params)
+        all_vars.update(self.var_types)
+        all_vars.update(self.temps)
+        all_vars[WEIGHT_VAR] = ir.Ty("edge", "float")
+        return ir.ProcIR(
+            name=self.proc.name,
+            params=list(self.params.items()),
+            body=body,
+            vars=all_vars,
+            user_names={v: v for v in self.var_types} | {p: p for p in self.params},
+            rand_sites=self.rand_sites,
+            source_lines=self.mod.source.splitlines(),
+            file=self.mod.file,
+        )
+
+    def block(self, stmts: tuple[A.Stmt, ...], assigned: set[str]) -> tuple[list[ir.Instr], set[str], bool]:
+        """Lower a statement list; returns (instrs, definitely-assigned vars after, ends with return)."""
+        saved = self.out
+        self.out = []
+        returned = False
+        for s in stmts:
+            if returned:
+                raise self.err("this statement is never executed: it follows a `return`", s.span)
+            assigned, returned = self.stmt(s, assigned)
+        instrs, self.out = self.out, saved
+        return instrs, assigned, returned
+
+    def stmt(self, s: A.Stmt, assigned: set[str]) -> tuple[set[str], bool]:
+        self.assigned = assigned
+        if isinstance(s, A.Assign):
+            self.assign(s)
+            return assigned | {s.target}, False
+        if isinstance(s, A.While):
+            pre, cond = self.condition(s.cond, "while")
+            body, _, _ = self.block(s.body, set(assigned))
+            self.emit(ir.WhileI(s.span, tuple(pre), cond, tuple(body)))
+            return assigned, False
+        if isinstance(s, A.If):
+            pre, cond = self.condition(s.cond, "if")
+            self.out.extend(pre)
+            then, a1, r1 = self.block(s.then, set(assigned))
+            other, a2, r2 = self.block(s.other, set(assigned))
+            self.emit(ir.IfI(s.span, cond, tuple(then), tuple(other)))
+            if r1 and r2:
+                return a1 | a2, True
+            if r1:
+                return a2, False
+            if r2:
+                return a1, False
+            return a1 & a2, False
+        if isinstance(s, A.Return):
+            vals = []
+            for i, e in enumerate(s.values):
+                if isinstance(e, A.Name) and (e.id in self.var_types or e.id in self.params) and e.id in assigned:
+                    vals.append(ir.RetVal(e.id, e.id, self.var_ty(e.id)))
+                    continue
+                v = self.top(e)
+                name = f"ret{i}"
+                if isinstance(e, A.Name) and e.id in BUILTIN_VALUES:
+                    name = e.id
+                t = self.materialize(v, e.span)
+                vals.append(ir.RetVal(name, t, self.temps.get(t) or self.var_ty(t)))
+            self.emit(ir.ReturnI(s.span, tuple(vals)))
+            return assigned, True
+        raise TypeError(type(s).__name__)
+
+    def condition(self, e: A.Expr, what: str) -> tuple[list[ir.Instr], ir.Ex]:
+        saved = self.out
+        self.out = []
+        v = self.top(e)
+        pre, self.out = self.out, saved
+        if v.kind != "scalar":
+            hint = " (did you mean `X != empty`?)" if v.elem == "bool" else ""
+            raise self.err(
+                f"a `{what}` condition must be a scalar bool, but this is a {_kind_word(v.kind, v.elem)}{hint}",
+                e.span,
+            )
+        if v.elem != "bool":
+            raise self.err(f"a `{what}` condition must be a scalar bool, but this is a scalar {v.elem}", e.span)
+        return pre, v.ex
+
+    def assign(self, s: A.Assign) -> None:
+        name = s.target
+        if name in BUILTIN_VALUES or name in BUILTIN_FUNCS or name in AGG_OPS:
+            raise self.err(f"cannot assign to the built-in name `{name}`", s.target_span)
+        if name in self.mod.functions:
+            raise self.err(f"`{name}` is a function; choose another variable name", s.target_span)
+        v = self.top(s.value)
+        old = self.var_ty(name)
+        ann = s.ann
+        kind, elem = v.kind, v.elem
+        if ann is not None:
+            if ann.kind != kind and not (kind == "scalar" and ann.kind != "scalar"):
+                raise self.err(
+                    f"`{name}` is declared {ir.Ty(ann.kind, ann.elem).word()}, but the value is a "
+                    f"{_kind_word(kind, elem)}", s.value.span,
+                )
+            if join_elem(ann.elem, elem) != ann.elem:
+                raise self.err(
+                    f"`{name}` is declared {ir.Ty(ann.kind, ann.elem).word()}, but the value has element type {elem}",
+                    s.value.span,
+                )
+            kind, elem = ann.kind, ann.elem
+        if old is not None:
+            if old.kind != kind:
+                if kind == "scalar" and ann is None and old.kind != "scalar":
+                    kind = old.kind  # broadcast a scalar into a graph variable
+                else:
+                    raise self.err(
+                        f"`{name}` is a {old.word()}, but this assigns a {_kind_word(kind, elem)}; "
+                        "a variable keeps one kind for its whole life", s.value.span,
+                    )
+            j = join_elem(old.elem, elem)
+            if j is None:
+                raise self.err(
+                    f"`{name}` holds {old.elem} values, but this assigns {elem}", s.value.span,
+                )
+            if j != old.elem:
+                self.changed = True
+            elem = j
+        else:
+            self.changed = self.changed or name not in self.var_types
+        if name in self.params:
+            raise self.err(f"cannot assign to parameter `{name}`", s.target_span)
+        self.var_types[name] = ir.Ty(kind, elem)
+        dom = ir.DOMAIN_OF_KIND[kind]
+        # Retarget the instruction that produced a temp instead of copying it.
+        if (
+            isinstance(v.ex, ir.Load) and v.ex.var.startswith("$") and self.out
+            and self.out[-1].defs() == (v.ex.var,) and v.kind == kind
+            and not isinstance(self.out[-1], ir.EndpointExchange)
+        ):
+            last = self.out.pop()
+            self.temps.pop(v.ex.var, None)
+            self.emit(_retarget(last, name))
+            return
+        self.emit(ir.Compute(s.span, name, dom, v.ex))
+
+    def materialize(self, v: Val, span: Span) -> str:
+        """A variable holding `v` (a temp unless `v` already is a plain variable load)."""
+        if isinstance(v.ex, ir.Load) and v.ex.pos == "here" and v.ex.kind == v.kind:
+            return v.ex.var
+        t = self.temp(v.ty())
+        self.emit(ir.Compute(span, t, ir.DOMAIN_OF_KIND[v.kind], v.ex))
+        return t
+
+    # ------------------------------------------------------------ expressions
+
+    def top(self, e: A.Expr) -> Val:
+        return self.ex(e, TOP)
+
+    def ex(self, e: A.Expr, ctx: Ctx) -> Val:
+        method = getattr(self, "ex_" + type(e).__name__)
+        return method(e, ctx)
+
+    def ex_IntLit(self, e: A.IntLit, ctx: Ctx) -> Val:
+        if e.value > INT64_MAX:
+            raise self.err("integer literal does not fit in 64 bits", e.span)
+        return Val(ir.Const("int", e.span, e.value), "scalar", "int")
+
+    def ex_FloatLit(self, e: A.FloatLit, ctx: Ctx) -> Val:
+        return Val(ir.Const("float", e.span, e.value), "scalar", "float")
+
+    def ex_Name(self, e: A.Name, ctx: Ctx) -> Val:
+        n = e.id
+        if n in ctx.elems:
+            el = ctx.elems[n]
+            if not el.has_value:
+                raise self.err(
+                    f"`{display(n)}` is an edge of an edge set and has no value of its own; "
+                    f"read a graph at it, e.g. `Weight[{display(n)}]`", e.span,
+                )
+            if el.ekind == "vertex" and el.pos in ("src", "dst"):
+                return Val(ir.Ids("vid", e.span, el.pos), ctx.local_kind(), "vid")
+            return Val(el.value_at(el.pos, e.span), ctx.local_kind(), el.elem)
+        if n in ctx.blocked:
+            raise self.err(ctx.blocked[n], e.span)
+        ty = self.var_ty(n)
+        if ty is not None:
+            if n not in self.assigned:
+                raise self.err(f"`{n}` may be read before it is assigned (on some path to here)", e.span)
+            return self.load_var(n, ty, e.span, ctx)
+        if n in BUILTIN_VALUES:
+            return self.builtin_value(n, e.span, ctx)
+        if n in self.mod.functions:
+            raise self.err(f"`{n}` is a function; call it with arguments, e.g. `{n}(...)`", e.span)
+        if n in self.mod.procedures:
+            raise self.err(f"`{n}` is a procedure; procedures cannot be used in expressions", e.span)
+        raise self.unknown(n, e.span, ctx)
+
+    def load_var(self, n: str, ty: ir.Ty, span: Span, ctx: Ctx) -> Val:
+        if ty.kind == "scalar":
+            return Val(ir.Load(ty.elem, span, n, "scalar"), "scalar", ty.elem)
+        if ctx.dom == "T":
+            return Val(ir.Load(ty.elem, span, n, ty.kind), ty.kind, ty.elem)
+        if ty.kind == "vertex" and ctx.dom in ("V", "A"):
+            pos = "self" if ctx.dom == "A" else "here"
+            return Val(ir.Load(ty.elem, span, n, "vertex", pos), ctx.local_kind(), ty.elem)
+        if ty.kind == "edge" and ctx.dom == "E":
+            return Val(ir.Load(ty.elem, span, n, "edge"), "edge", ty.elem)
+        if ty.kind == "vertex":
+            raise self.err(
+                f"`{display(n)}` is a {ty.word()} used inside an edge comprehension; "
+                f"read it at an endpoint, e.g. `{display(n)}[u]`", span,
+            )
+        raise self.err(
+            f"`{display(n)}` is an {ty.word()} used where values are per vertex; "
+            f"read it at an edge, e.g. `{display(n)}[e]`", span,
+        )
+
+    def builtin_value(self, n: str, span: Span, ctx: Ctx) -> Val:
+        if n in ("true", "false"):
+            return Val(ir.Const("bool", span, n == "true"), "scalar", "bool")
+        if n == "inf":
+            return Val(ir.Const("float", span, float("inf")), "scalar", "float")
+        if n in ("V", "empty"):
+            if ctx.dom == "E":
+                raise self.err(f"`{n}` is a vertex set used inside an edge comprehension", span)
+            k = "vertex" if ctx.dom == "T" else ctx.local_kind()
+            return Val(ir.Const("bool", span, n == "V"), k, "bool")
+        if n in ("E", "emptyE", "Weight"):
+            if ctx.dom in ("V", "A"):
+                raise self.err(f"`{n}` is an edge graph used where values are per vertex; read it at an edge", span)
+            if n == "Weight":
+                return Val(ir.Load("float", span, WEIGHT_VAR, "edge"), "edge", "float")
+            return Val(ir.Const("bool", span, n == "E"), "edge", "bool")
+        if n == "id":
+            if ctx.dom == "E":
+                raise self.err("bare `id` inside an edge comprehension is ambiguous; write `id[u]` or `id[v]`", span)
+            pos = "self" if ctx.dom == "A" else "here"
+            return Val(ir.Ids("vid", span, pos), "vertex" if ctx.dom == "T" else ctx.local_kind(), "vid")
+        raise AssertionError(n)
+
+    # ---- operators
+
+    def combine_kinds(self, a: Val, b: Val, span: Span, what: str) -> str:
+        if a.kind == "scalar":
+            return b.kind
+        if b.kind == "scalar" or a.kind == b.kind:
+            return a.kind
+        raise self.err(
+            f"{what} combines a {_kind_word(a.kind, a.elem)} with a {_kind_word(b.kind, b.elem)}; "
+            "kinds never mix", span,
+        )
+
+    def hint_param(self, v: Val, other_elem: str) -> None:
+        """Unannotated parameters take the type they are combined with (float, vid or bool)."""
+        ex = v.ex
+        if isinstance(ex, ir.Load) and ex.var in self.params and ex.var not in self._annotated():
+            cur = self.param_types.get(ex.var, "int")
+            new = other_elem if other_elem in ("float", "vid", "bool") else cur
+            if cur == "int" and new != "int" or cur == "vid" and new == "float":
+                self.param_types[ex.var] = new
+                self.changed = True
+
+    def _annotated(self) -> set[str]:
+        return {p.name for p in self.proc.params if p.ann is not None}
+
+    def ex_BinOp(self, e: A.BinOp, ctx: Ctx) -> Val:
+        op = e.op
+        if op == "in":
+            return self.membership(e, ctx)
+        a = self.ex(e.left, ctx)
+        b = self.ex(e.right, ctx)
+        self.hint_param(a, b.elem)
+        self.hint_param(b, a.elem)
+        if op in ("==", "!=") and ctx.dom == "T" and a.kind != "scalar" and b.kind != "scalar":
+            return self.whole_compare(e, a, b)
+        kind = self.combine_kinds(a, b, e.op_span, f"`{op}`")
+        sp = e.span
+        if op in ("&&", "||", "\\"):
+            word = {"&&": "`&&` (and / intersection)", "||": "`||` (or / union)", "\\": "`\\` (set difference)"}[op]
+            for side in (a, b):
+                if side.elem != "bool":
+                    raise self.err(f"{word} needs bool operands (sets), but this is a {_kind_word(side.kind, side.elem)}",
+                                   e.right.span if side is b else e.left.span)
+            if op == "\\":
+                if a.kind == "scalar" and b.kind == "scalar":
+                    raise self.err("`\\` is set difference; it needs sets, not scalars", e.op_span)
+                return Val(ir.Op("bool", sp, "&&", (a.ex, ir.Op("bool", sp, "!", (b.ex,)))), kind, "bool")
+            return Val(ir.Op("bool", sp, op, (a.ex, b.ex)), kind, "bool")
+        if op in ("==", "!="):
+            if (a.elem == "bool") != (b.elem == "bool"):
+                raise self.err(f"`{op}` compares a {a.elem} with a {b.elem}", e.op_span)
+            return Val(ir.Op("bool", sp, op, (a.ex, b.ex)), kind, "bool")
+        for side, node in ((a, e.left), (b, e.right)):
+            if side.elem == "bool":
+                raise self.err(f"`{op}` needs numbers, but this is a {_kind_word(side.kind, side.elem)}", node.span)
+        if op in ("<", "<=", ">", ">="):
+            return Val(ir.Op("bool", sp, op, (a.ex, b.ex)), kind, "bool")
+        if op == "/":
+            return Val(ir.Op("float", sp, "/", (a.ex, b.ex)), kind, "float")
+        if op == "%":
+            for side, node in ((a, e.left), (b, e.right)):
+                if side.elem == "float":
+                    raise self.err("`%` needs integers, but this is a float; use int(...)", node.span)
+            return Val(ir.Op("int", sp, "%", (a.ex, b.ex)), kind, "int")
+        elem = arith_elem(a.elem, b.elem)
+        return Val(ir.Op(elem, sp, op, (a.ex, b.ex)), kind, elem)
+
+    def whole_compare(self, e: A.BinOp, a: Val, b: Val) -> Val:
+        if a.kind != b.kind:
+            raise self.err(
+                f"`{e.op}` compares a {_kind_word(a.kind, a.elem)} with a {_kind_word(b.kind, b.elem)}", e.op_span
+            )
+        if (a.elem == "bool") != (b.elem == "bool"):
+            raise self.err(f"`{e.op}` compares a {a.elem} graph with a {b.elem} graph", e.op_span)
+        dom = ir.DOMAIN_OF_KIND[a.kind]
+        t = self.temp(ir.Ty("scalar", "bool"))
+        ne = ir.Op("bool", e.span, "!=", (a.ex, b.ex))
+        self.emit(ir.GlobalReduce(e.span, t, "or", dom, ne, None, "bool"))
+        res: ir.Ex = ir.Load("bool", e.span, t, "scalar")
+        if e.op == "==":
+            res = ir.Op("bool", e.span, "!", (res,))
+        return Val(res, "scalar", "bool")
+
+    def membership(self, e: A.BinOp, ctx: Ctx) -> Val:
+        left = e.left
+        if isinstance(left, A.Name) and left.id in ctx.elems:
+            el = ctx.elems[left.id]
+            sv = self.graph_var(e.right, ctx)
+            if sv.elem != "bool" or sv.kind not in ("vertex", "edge"):
+                raise self.err(f"the right side of `in` must be a set, but this is a {_kind_word(sv.kind, sv.elem)}",
+                               e.right.span)
+            if sv.kind != el.ekind:
+                raise self.err(
+                    f"`{display(left.id)}` is {'an edge' if el.ekind == 'edge' else 'a vertex'}, "
+                    f"but the right side of `in` is a {ir.Ty(sv.kind, 'bool').word()}", e.op_span,
+                )
+            return Val(self.read_at(sv, el, e.span), ctx.local_kind() if ctx.dom != "T" else "scalar", "bool")
+        # `p in S` with p a vid expression: a remote read of S at p
+        return self.ex_Index(A.Index(e.span, e.right, e.left), ctx)
+
+    def read_at(self, gv: Val, el: Elem, span: Span) -> ir.Ex:
+        """Graph `gv` (a Load of a variable or a constant) read at element `el`."""
+        if isinstance(gv.ex, ir.Const):
+            return gv.ex
+        if isinstance(gv.ex, ir.Ids):
+            return ir.Ids("vid", span, el.pos)
+        assert isinstance(gv.ex, ir.Load)
+        return ir.Load(gv.elem, span, gv.ex.var, gv.kind, el.pos)
+
+    def graph_var(self, e: A.Expr, ctx: Ctx) -> Val:
+        """Lower a whole-graph expression (evaluated at top level) to a Load/Const/Ids of it."""
+        if isinstance(e, A.Name):
+            if e.id in ctx.elems:
+                raise self.err(f"`{display(e.id)}` is an element, not a graph", e.span)
+            if e.id in BUILTIN_VALUES and self.var_ty(e.id) is None:
+                if e.id == "id":
+                    return Val(ir.Ids("vid", e.span, "here"), "vertex", "vid")
+                return self.builtin_value(e.id, e.span, TOP)
+        v = self.ex(e, self.hoist_ctx(ctx))
+        if v.kind == "scalar":
+            return v
+        if isinstance(v.ex, (ir.Const, ir.Ids)) or (isinstance(v.ex, ir.Load) and v.ex.pos == "here"):
+            return v
+        t = self.materialize(v, e.span)
+        return Val(ir.Load(v.elem, e.span, t, v.kind), v.kind, v.elem)
+
+    def hoist_ctx(self, ctx: Ctx) -> Ctx:
+        """Top-level context for a sub-expression hoisted out of a comprehension."""
+        if ctx.dom == "T" and not ctx.blocked:
+            return TOP
+        blocked = dict(ctx.blocked)
+        for n in ctx.elems:
+            blocked[n] = (
+                f"`{display(n)}` belongs to an enclosing comprehension and cannot be used in this "
+                "whole-graph sub-expression (it is evaluated for all elements at once)"
+            )
+        return Ctx("T", blocked=blocked)
+
+    def ex_UnOp(self, e: A.UnOp, ctx: Ctx) -> Val:
+        v = self.ex(e.operand, ctx)
+        if e.op == "!":
+            if v.elem != "bool":
+                raise self.err(f"`!` needs a bool or a set, but this is a {_kind_word(v.kind, v.elem)}", e.operand.span)
+            return Val(ir.Op("bool", e.span, "!", (v.ex,)), v.kind, "bool")
+        if v.elem == "bool":
+            raise self.err(f"unary `-` needs a number, but this is a {_kind_word(v.kind, v.elem)}", e.operand.span)
+        if isinstance(v.ex, ir.Const):
+            return Val(ir.Const(v.elem if v.elem != "vid" else "int", e.span, -v.ex.value), v.kind,
+                       v.elem if v.elem != "vid" else "int")
+        elem = "int" if v.elem == "vid" else v.elem
+        return Val(ir.Op(elem, e.span, "-", (v.ex,)), v.kind, elem)
+
+    def ex_Cond(self, e: A.Cond, ctx: Ctx) -> Val:
+        c = self.ex(e.cond, ctx)
+        if c.elem != "bool":
+            raise self.err(f"the condition of `?:` must be bool, but this is {c.elem}", e.cond.span)
+        a = self.ex(e.then, ctx)
+        b = self.ex(e.other, ctx)
+        kind = self.combine_kinds(a, b, e.span, "`?:`")
+        kind = self.combine_kinds(c, Val(a.ex, kind, a.elem), e.span, "`?:`")
+        elem = join_elem(a.elem, b.elem)
+        if elem is None:
+            raise self.err(f"the branches of `?:` have different types ({a.elem} and {b.elem})", e.span)
+        return Val(ir.Where(elem, e.span, c.ex, a.ex, b.ex), kind, elem)
+
+    def ex_Call(self, e: A.Call, ctx: Ctx) -> Val:
+        f = e.func
+        if f in self.mod.functions:
+            fn = self.mod.functions[f]
+            if len(e.args) != len(fn.params):
+                raise self.err(
+                    f"`{f}` takes {len(fn.params)} argument{'s' if len(fn.params) != 1 else ''}, "
+                    f"but {len(e.args)} {'were' if len(e.args) != 1 else 'was'} given", e.span,
+                    f"`{f}` is defined at line {fn.span.line}",
+                )
+            if f in self.call_stack:
+                cycle = self.call_stack[self.call_stack.index(f):] + [f]
+                raise self.err(
+                    f"recursive function: {' -> '.join(cycle)}; functions are inlined and cannot recurse",
+                    e.span,
+                )
+            self.call_stack.append(f)
+            try:
+                return self.ex(expand(fn, e.args), ctx)
+            finally:
+                self.call_stack.pop()
+        if f in BUILTIN_FUNCS:
+            if len(e.args) != BUILTIN_FUNCS[f]:
+                n = BUILTIN_FUNCS[f]
+                raise self.err(f"`{f}` takes {n} argument{'s' if n != 1 else ''}, but {len(e.args)} were given", e.span)
+            return self.builtin_call(e, ctx)
+        if f in AGG_OPS:
+            raise self.err(f"`{f}` is an aggregation; write `{f} [ head | generator, filters ]`", e.name_span)
+        if f in self.mod.procedures:
+            raise self.err(f"`{f}` is a procedure; procedures cannot be called from expressions", e.name_span)
+        close = difflib.get_close_matches(f, list(self.mod.functions) + list(BUILTIN_FUNCS), n=1, cutoff=0.6)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        raise self.err(f"undefined function `{f}`{hint}", e.name_span)
+
+    def builtin_call(self, e: A.Call, ctx: Ctx) -> Val:
+        f = e.func
+        if f == "rand":
+            site = self.rand_sites
+            self.rand_sites += 1
+            kind = "scalar" if ctx.dom == "T" else ctx.local_kind()
+            return Val(ir.Rand("float", e.span, site), kind, "float")
+        args = [self.ex(a, ctx) for a in e.args]
+        kind = args[0].kind
+        for a in args[1:]:
+            kind = self.combine_kinds(Val(args[0].ex, kind, args[0].elem), a, e.span, f"`{f}`")
+        if f == "int":
+            return Val(ir.Op("int", e.span, "int", (args[0].ex,)), kind, "int")
+        if f == "float":
+            if args[0].elem == "bool":
+                return Val(ir.Op("float", e.span, "float", (args[0].ex,)), kind, "float")
+            return Val(ir.Op("float", e.span, "float", (args[0].ex,)), kind, "float")
+        for a, node in zip(args, e.args):
+            if a.elem == "bool":
+                raise self.err(f"`{f}` needs numbers, but this is a {_kind_word(a.kind, a.elem)}", node.span)
+        if f in ("min", "max"):
+            elem = join_elem(args[0].elem, args[1].elem) or "float"
+            return Val(ir.Op(elem, e.span, f, (args[0].ex, args[1].ex)), kind, elem)
+        if f == "abs":
+            elem = "int" if args[0].elem == "vid" else args[0].elem
+            return Val(ir.Op(elem, e.span, f, (args[0].ex,)), kind, elem)
+        return Val(ir.Op("float", e.span, f, (args[0].ex,)), kind, "float")
+
+    def ex_Index(self, e: A.Index, ctx: Ctx) -> Val:
+        idx = e.index
+        if isinstance(idx, A.Name) and idx.id in ctx.elems:
+            el = ctx.elems[idx.id]
+            g = self.graph_var(e.base, ctx)
+            if g.kind == "scalar":
+                raise self.err(f"only graphs can be read at an element; this is a scalar {g.elem}", e.base.span)
+            if g.kind != el.ekind:
+                what = "an edge" if el.ekind == "edge" else "a vertex"
+                raise self.err(
+                    f"a {ir.Ty(g.kind, g.elem).word()} cannot be read at `{display(idx.id)}`, which is {what}",
+                    e.span,
+                )
+            return Val(self.read_at(g, el, e.span), "scalar" if ctx.dom == "T" else ctx.local_kind(), g.elem)
+        if isinstance(idx, A.Name) and idx.id in ctx.blocked:
+            raise self.err(ctx.blocked[idx.id], idx.span)
+        return self.remote_read(e, ctx)
+
+    def remote_read(self, e: A.Index, ctx: Ctx) -> Val:
+        g = self.graph_var(e.base, ctx)
+        if g.kind != "vertex":
+            raise self.err(
+                f"`G[p]` with a vid `p` reads a vertex graph at the vertex with original ID p; "
+                f"this is a {_kind_word(g.kind, g.elem)}", e.base.span,
+            )
+        p = self.ex(e.index, ctx)
+        if p.elem not in ("vid", "int"):
+            raise self.err(f"a remote read needs a vid index, but this is {p.elem}", e.index.span)
+        if ctx.dom == "A" or p.kind == "adj":
+            raise self.err(
+                "a remote read `G[p]` cannot appear inside a neighbourhood aggregation; "
+                "compute it into a vertex graph first", e.span,
+            )
+        if p.kind == "scalar":
+            t = self.temp(ir.Ty("scalar", g.elem))
+            mask = ir.Op("bool", e.span, "==", (ir.Ids("vid", e.span, "here"), p.ex))
+            self.emit(ir.GlobalReduce(e.span, t, "pick", "V", g.ex, mask, g.elem))
+            return Val(ir.Load(g.elem, e.span, t, "scalar"), "scalar", g.elem)
+        dom = "V" if p.kind == "vertex" else "E"
+        if isinstance(g.ex, ir.Const):
+            return Val(ir.Where("bool", e.span, ir.Op("bool", e.span, "!=", (p.ex, ir.Const("int", e.span, -1))),
+                                g.ex, ir.Const("bool", e.span, False)), p.kind, "bool")
+        var = g.ex.var if isinstance(g.ex, ir.Load) else "@id"
+        t = self.temp(ir.Ty(p.kind, g.elem))
+        self.emit(ir.RemoteRead(e.span, t, var, "vertex", dom, p.ex, g.elem))
+        return Val(ir.Load(g.elem, e.span, t, p.kind, "here"), p.kind, g.elem)
+
+    # ---- comprehensions
+
+    def split_quals(self, quals: tuple, span: Span, what: str) -> tuple[A.Generator, list[A.Filter]]:
+        gens = [q for q in quals if isinstance(q, A.Generator)]
+        if len(gens) != 1:
+            if not gens:
+                raise self.err(f"{what} needs a generator such as `v <- V`", span)
+            raise self.err(f"{what} takes exactly one generator; found {len(gens)}", gens[1].span)
+        return gens[0], [q for q in quals if isinstance(q, A.Filter)]
+
+    def check_binders(self, g: A.Generator) -> None:
+        for n in g.names:
+            d = display(n)
+            if d in BUILTIN_VALUES:
+                raise self.err(f"a generator cannot bind the built-in name `{d}`", g.span)
+        if len(set(g.names)) != len(g.names):
+            raise self.err("a generator binds the same name twice", g.span)
+
+    def source_elems(self, g: A.Generator, ctx: Ctx) -> tuple[Ctx, ir.Ex | None, str]:
+        """Context for a `{...}`/global-aggregation generator; returns (ctx, membership mask, source kind)."""
+        self.check_binders(g)
+        if isinstance(g.source, A.NvalsSource):
+            raise self.err("`nvals` ranges over neighbours; use it inside an aggregation such as "
+                           "`sum [ ... | u <- nvals v ]` nested in `{ ... | v <- V }`", g.source.span)
+        src = self.graph_var(g.source, ctx)
+        if src.kind == "scalar":
+            raise self.err(f"a generator ranges over a graph or set, but this is a scalar {src.elem}", g.source.span)
+        is_set = src.elem == "bool"
+        src_var = None
+        if isinstance(src.ex, ir.Load):
+            src_var = src.ex.var
+        elif isinstance(src.ex, ir.Ids):
+            src_var = "@id"
+        mask: ir.Ex | None = None
+        if is_set:
+            if isinstance(src.ex, ir.Const):
+                if src.ex.value is False:
+                    mask = src.ex
+            else:
+                mask = ir.Load("bool", g.source.span, src_var, src.kind)
+        if src.kind == "vertex":
+            if len(g.names) != 1:
+                raise self.err(
+                    f"`{display(g.names[0])}`... : a pattern `(u, v)` ranges over edges, but this generator "
+                    "ranges over a vertex graph", g.span,
+                )
+            if isinstance(src.ex, ir.Const):
+                src_var = None
+            el = Elem(g.names[0], "vertex", "here", src_var, "vertex", src.elem if src_var else "bool", g.span)
+            new = Ctx("V", {g.names[0]: el}, el, blocked=self.blocked_for(ctx))
+            return new, mask, "vertex"
+        # edges
+        if isinstance(src.ex, ir.Const):
+            src_var = None
+        elems: dict[str, Elem] = {}
+        names = g.names
+        edge_el = None
+        if len(names) in (1, 3):
+            en = names[0] if len(names) == 1 else names[1]
+            edge_el = Elem(en, "edge", "here", src_var, "edge", src.elem if src_var else "bool", g.span,
+                           has_value=src_var is not None)
+            elems[en] = edge_el
+        if len(names) >= 2:
+            u, v = names[0], names[-1]
+            elems[u] = Elem(u, "vertex", "src", None, "vertex", "bool", g.span)
+            elems[v] = Elem(v, "vertex", "dst", None, "vertex", "bool", g.span)
+        return Ctx("E", elems, edge_el, blocked=self.blocked_for(ctx)), mask, "edge"
+
+    def blocked_for(self, ctx: Ctx) -> dict[str, str]:
+        return self.hoist_ctx(ctx).blocked
+
+    def filters(self, fs: list[A.Filter], ctx: Ctx, mask: ir.Ex | None) -> ir.Ex | None:
+        for f in fs:
+            v = self.ex(f.expr, ctx)
+            if v.elem != "bool":
+                raise self.err(f"a filter must be bool, but this is {v.elem}", f.span)
+            mask = v.ex if mask is None else ir.Op("bool", f.span, "&&", (mask, v.ex))
+        return mask
+
+    def ex_SetComp(self, e: A.SetComp, ctx: Ctx) -> Val:
+        if ctx.dom != "T":
+            raise self.err("a `{ ... }` comprehension builds a whole graph and cannot be a per-element value here; "
+                           "use an aggregation `AGG [ ... ]` or read it at an element", e.span)
+        g, fs = self.split_quals(e.quals, e.span, "a `{ ... }` comprehension")
+        inner, mask, kind = self.source_elems(g, ctx)
+        mask = self.filters(fs, inner, mask)
+        head = self.ex(e.head, inner)
+        if head.kind not in ("scalar", inner.local_kind()):
+            raise self.err(f"the head is a {_kind_word(head.kind, head.elem)}", e.head.span)
+        res = head.ex
+        if mask is not None:
+            if head.elem == "bool":
+                res = ir.Op("bool", e.span, "&&", (mask, head.ex))
+            else:
+                res = ir.Where(head.elem, e.span, mask, head.ex, ir.Const(head.elem, e.span, default_of(head.elem)))
+        if kind == "edge":
+            res = self.finish_edge([res], e.span)[0]
+        return Val(res, kind, head.elem)
+
+    def finish_edge(self, exs: list[ir.Ex | None], span: Span) -> list[ir.Ex | None]:
+        """Insert the endpoint exchange an edge computation needs, and read its results instead."""
+        fields: dict[tuple[str, str], str] = {}
+        for x in exs:
+            if x is None:
+                continue
+            for n in ir.walk(x):
+                if isinstance(n, ir.Load) and n.pos in ("src", "dst") and (n.var, n.pos) not in fields:
+                    fields[(n.var, n.pos)] = self.temp(ir.Ty("edge", n.elem))
+        if not fields:
+            return exs
+        spec = tuple((var, pos, self.var_elem(var)) for (var, pos) in fields)
+        self.emit(ir.EndpointExchange(span, spec, tuple(fields.values())))
+
+        def rw(x: ir.Ex) -> ir.Ex:
+            if isinstance(x, ir.Load) and x.pos in ("src", "dst"):
+                return ir.Load(x.elem, x.span, fields[(x.var, x.pos)], "edge", "here")
+            if isinstance(x, ir.Op):
+                return ir.Op(x.elem, x.span, x.op, tuple(rw(a) for a in x.args))
+            if isinstance(x, ir.Where):
+                return ir.Where(x.elem, x.span, rw(x.cond), rw(x.then), rw(x.other))
+            return x
+
+        return [None if x is None else rw(x) for x in exs]
+
+    def var_elem(self, var: str) -> str:
+        ty = self.var_ty(var) or self.temps.get(var)
+        return ty.elem if ty else "bool"
+
+    # ---- aggregations
+
+    def ex_Agg(self, e: A.Agg, ctx: Ctx) -> Val:
+        g, fs = self.split_quals(e.quals, e.span, f"`{e.op} [ ... ]`")
+        if isinstance(g.source, A.NvalsSource):
+            return self.nbr_agg(e, g, fs, ctx)
+        if e.op == "union":
+            return self.union(e, g, fs, ctx)
+        if ctx.dom != "T" and e.op in ("argmin", "argmax") and False:
+            pass
+        inner, mask, kind = self.source_elems(g, ctx)
+        mask = self.filters(fs, inner, mask)
+        if len(e.heads) != 1:
+            raise self.err(f"a list head `[x, y]` is only allowed in `union`, not `{e.op}`", e.span)
+        head = self.ex(e.heads[0], inner)
+        if kind == "edge":
+            if e.op in ("argmin", "argmax"):
+                raise self.err(f"`{e.op}` returns a vertex, so it needs a generator over vertices", g.span)
+            head_ex, mask = self.finish_edge([head.ex, mask], e.span)
+            head = Val(head_ex, head.kind, head.elem)
+        elem, value = self.agg_head(e, head, e.heads[0].span)
+        t = self.temp(ir.Ty("scalar", elem))
+        self.emit(ir.GlobalReduce(e.span, t, e.op, "V" if kind == "vertex" else "E", value, mask, elem))
+        return Val(ir.Load(elem, e.span, t, "scalar"), "scalar", elem)
+
+    def agg_head(self, e: A.Agg, head: Val, span: Span) -> tuple[str, ir.Ex]:
+        """Result element type of aggregation `e.op` over `head`, and the value to aggregate."""
+        op = e.op
+        he = head.elem
+        if op == "count":
+            return "int", head.ex
+        if op in ("and", "or"):
+            if he != "bool":
+                raise self.err(f"`{op}` aggregates bools, but the head is {he}", span)
+            return "bool", head.ex
+        if he == "bool":
+            if op == "sum":
+                return "int", ir.Op("int", span, "int", (head.ex,))
+            raise self.err(f"`{op}` aggregates numbers, but the head is bool", span)
+        if op == "sum":
+            return ("float" if he == "float" else "int"), head.ex
+        if op == "avg":
+            return "float", head.ex
+        if op in ("argmin", "argmax"):
+            return "vid", head.ex
+        return he, head.ex  # min, max
+
+    def nbr_agg(self, e: A.Agg, g: A.Generator, fs: list[A.Filter], ctx: Ctx) -> Val:
+        src = g.source
+        assert isinstance(src, A.NvalsSource)
+        self.check_binders(g)
+        c = src.centre
+        if c not in ctx.elems:
+            if c in ctx.blocked:
+                raise self.err(ctx.blocked[c], src.span)
+            raise self.err(
+                f"`{display(c)}` is not a vertex bound by an enclosing comprehension; `nvals` needs one as its "
+                f"centre, e.g. `{{ {e.op} [ ... | u <- nvals v ] | v <- V }}`", src.span,
+            )
+        centre = ctx.elems[c]
+        if centre.ekind != "vertex":
+            raise self.err(f"`{display(c)}` is an edge; `nvals` needs a vertex", src.span)
+        if not (ctx.dom == "V" and ctx.centre is centre):
+            return self.hoisted_nbr(e, centre, ctx)
+        if len(g.names) > 2:
+            raise self.err("a neighbour generator binds `u` or `(u, e)`", g.span)
+        if e.op == "union":
+            raise self.err("`union` over neighbours would give a set per vertex; use `or [ ... ]` "
+                           "to test membership instead", e.op_span)
+        if len(e.heads) != 1:
+            raise self.err(f"a list head `[x, y]` is only allowed in `union`, not `{e.op}`", e.span)
+        u = g.names[0]
+        elems = {
+            c: Elem(c, "vertex", "self", centre.src_var, centre.src_kind, centre.src_elem, centre.span),
+            u: Elem(u, "vertex", "nbr", centre.src_var, centre.src_kind, centre.src_elem, g.span),
+        }
+        if len(g.names) == 2:
+            en = g.names[1]
+            elems[en] = Elem(en, "edge", "edge", None, "edge", "bool", g.span, has_value=False)
+        inner = Ctx("A", elems, elems[c], blocked=ctx.blocked, out=src.out)
+        mask = self.filters(fs, inner, None)
+        head = self.ex(e.heads[0], inner)
+        elem, value = self.agg_head(e, head, e.heads[0].span)
+        t = self.temp(ir.Ty("vertex", elem))
+        self.emit(ir.NbrReduce(e.span, t, e.op, src.out, value, mask, elem))
+        return Val(ir.Load(elem, e.span, t, "vertex", "here"), "vertex", elem)
+
+    def hoisted_nbr(self, e: A.Agg, centre: Elem, ctx: Ctx) -> Val:
+        """A neighbourhood aggregation centred at a non-innermost vertex: compute it for all vertices first."""
+        if ctx.dom == "A" and centre.pos == "self":
+            raise self.err("a neighbourhood aggregation cannot be nested in another one centred at the same vertex",
+                           e.span)
+        el = Elem(centre.name, "vertex", "here", centre.src_var if centre.pos != "src" and centre.pos != "dst"
+                  else None, "vertex", centre.src_elem if centre.pos not in ("src", "dst") else "bool", centre.span)
+        hctx = Ctx("V", {centre.name: el}, el, blocked={
+            n: f"`{display(n)}` cannot be used in a neighbourhood aggregation centred at `{display(centre.name)}` "
+               "inside another comprehension" for n in ctx.elems if n != centre.name})
+        v = self.ex(e, hctx)
+        t = self.materialize(Val(v.ex, "vertex", v.elem), e.span)
+        pos = centre.pos
+        return Val(ir.Load(v.elem, e.span, t, "vertex", pos), ctx.local_kind(), v.elem)
+
+    def union(self, e: A.Agg, g: A.Generator, fs: list[A.Filter], ctx: Ctx) -> Val:
+        if ctx.dom != "T":
+            raise self.err("`union [ ... ]` builds a vertex set; it cannot be nested in a comprehension", e.span)
+        inner, mask, kind = self.source_elems(g, ctx)
+        mask = self.filters(fs, inner, mask)
+        parts: list[ir.Ex] = []
+        sides: list[str] = []
+        for h in e.heads:
+            if isinstance(h, A.Name) and h.id in inner.elems and inner.elems[h.id].ekind == "vertex":
+                pos = inner.elems[h.id].pos
+                if pos == "here":
+                    parts.append(mask if mask is not None else ir.Const("bool", h.span, True))
+                else:
+                    sides.append(pos)
+                continue
+            v = self.ex(h, inner)
+            if v.elem not in ("vid", "int"):
+                raise self.err(f"a `union` head lists vertices (generator variables or vid values); this is {v.elem}",
+                               h.span)
+            idx, m2 = v.ex, mask
+            if kind == "edge":
+                idx, m2 = self.finish_edge([idx, m2], h.span)
+            t = self.temp(ir.Ty("vertex", "bool"))
+            self.emit(ir.RemoteMark(h.span, t, "V" if kind == "vertex" else "E", idx, m2))
+            parts.append(ir.Load("bool", h.span, t, "vertex"))
+        if sides:
+            (m,) = self.finish_edge([mask if mask is not None else ir.Const("bool", e.span, True)], e.span)
+            t = self.temp(ir.Ty("vertex", "bool"))
+            self.emit(ir.MarkEndpoints(e.span, t, m, tuple(dict.fromkeys(sides))))
+            parts.append(ir.Load("bool", e.span, t, "vertex"))
+        res = parts[0]
+        for p in parts[1:]:
+            res = ir.Op("bool", e.span, "||", (res, p))
+        return Val(res, "vertex", "bool")
+
+
+def _retarget(instr: ir.Instr, name: str) -> ir.Instr:
+    import dataclasses
+
+    return dataclasses.replace(instr, target=name)
+
+
+def lower_procedure(module: A.Module, proc: A.Procedure) -> ir.ProcIR:
+    """Type-check and lower one procedure, iterating type inference to a fixpoint."""
+    var_types: dict[str, ir.Ty] = {}
+    param_types: dict[str, str] = {}
+    for _ in range(8):
+        lw = Lowerer(module, proc, var_types, param_types)
+        try:
+            result = lw.lower_proc()
+        except G2PLError as err:
+            raise err.with_context(file=module.file, source=module.source) from None
+        if not lw.changed:
+            return result
+    return result

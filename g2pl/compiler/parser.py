@@ -1,0 +1,287 @@
+"""Source text -> `ast.Module` with Lark (LALR, positions kept).
+
+Syntax errors become `G2PLError`s with the position, the source line, a caret
+and what the parser expected (in words, not terminal names), plus a hint from
+a table of common mistakes (`_HINTS`).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from g2pl.compiler import ast as A
+from g2pl.errors import G2PLError, Span
+
+AGG_OPS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count")
+ELEM_TYPES = ("bool", "int", "float", "vid")
+
+
+def _grammar_text() -> str:
+    try:
+        return resources.files("g2pl.grammar").joinpath("g2pl.lark").read_text()
+    except (ModuleNotFoundError, FileNotFoundError):  # running from a source tree without install
+        return (Path(__file__).resolve().parents[2] / "grammar" / "g2pl.lark").read_text()
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(_grammar_text(), parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def _span(meta_or_tok: object) -> Span:
+    if isinstance(meta_or_tok, Token):
+        return Span(meta_or_tok.line, meta_or_tok.column, meta_or_tok.end_line, meta_or_tok.end_column)
+    m = meta_or_tok
+    return Span(m.line, m.column, m.end_line, m.end_column)  # type: ignore[attr-defined]
+
+
+def _type_ann(name: Token, arg: Token | None, span: Span) -> A.TypeAnn:
+    n = str(name)
+    if arg is None:
+        if n in ELEM_TYPES:
+            return A.TypeAnn("scalar", n, span)
+        if n == "vset":
+            return A.TypeAnn("vertex", "bool", span)
+        if n == "eset":
+            return A.TypeAnn("edge", "bool", span)
+        raise G2PLError(
+            f"unknown type `{n}`; expected one of bool, int, float, vid, vset, eset, vertex<T>, edge<T>", span=span
+        )
+    if n not in ("vertex", "edge"):
+        raise G2PLError(f"unknown type constructor `{n}`; expected `vertex<T>` or `edge<T>`", span=span)
+    if str(arg) not in ELEM_TYPES:
+        raise G2PLError(f"unknown element type `{arg}`; expected one of bool, int, float, vid", span=_span(arg))
+    return A.TypeAnn(n, str(arg), span)
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    """Lark tree -> ast dataclasses."""
+
+    # ---- definitions
+    def start(self, meta, defs):
+        return list(defs)
+
+    def procedure(self, meta, ch):
+        _kw, name, params, body = ch
+        return A.Procedure(str(name), tuple(params or ()), tuple(body), _span(meta))
+
+    def function(self, meta, ch):
+        _kw, name, params, body = ch
+        return A.Function(str(name), tuple(params or ()), body, _span(meta))
+
+    def params(self, meta, ch):
+        return list(ch)
+
+    def param(self, meta, ch):
+        name, ann = ch
+        return A.Param(str(name), ann, _span(meta))
+
+    def type(self, meta, ch):
+        return _type_ann(ch[0], ch[1], _span(meta))
+
+    def block(self, meta, ch):
+        return list(ch)
+
+    # ---- statements
+    def assign(self, meta, ch):
+        name, ann, value = ch
+        return A.Assign(_span(meta), str(name), ann, value, _span(name))
+
+    def while_stmt(self, meta, ch):
+        _kw, cond, body = ch
+        return A.While(_span(meta), cond, tuple(body))
+
+    def if_stmt(self, meta, ch):
+        _kw, cond, _then_kw, then, _else_kw, other = ch
+        if other is None:
+            other_t: tuple = ()
+        elif isinstance(other, list):
+            other_t = tuple(other)
+        else:  # else if
+            other_t = (other,)
+        return A.If(_span(meta), cond, tuple(then), other_t)
+
+    def return_stmt(self, meta, ch):
+        return A.Return(_span(meta), tuple(ch[1:]))
+
+    # ---- expressions
+    def cond(self, meta, ch):
+        return A.Cond(_span(meta), ch[0], ch[1], ch[2])
+
+    def binop(self, meta, ch):
+        left, op, right = ch
+        return A.BinOp(_span(meta), str(op), left, right, _span(op))
+
+    def unop(self, meta, ch):
+        op, operand = ch
+        if str(op) == "+":
+            return operand
+        return A.UnOp(_span(meta), str(op), operand)
+
+    def call(self, meta, ch):
+        name, args = ch
+        return A.Call(_span(meta), str(name), tuple(args or ()), _span(name))
+
+    def args(self, meta, ch):
+        return list(ch)
+
+    def bracket(self, meta, ch):
+        base, body = ch
+        if body[0] == "index":
+            return A.Index(_span(meta), base, body[1])
+        _tag, heads, is_list, quals = body
+        if not isinstance(base, A.Name):
+            raise G2PLError("expected an aggregation name before `[ ... | ... ]`", span=base.span)
+        if base.id not in AGG_OPS:
+            raise G2PLError(
+                f"unknown aggregation `{base.id}`; expected one of {', '.join(AGG_OPS)}", span=base.span
+            )
+        return A.Agg(_span(meta), base.id, tuple(heads), tuple(quals), base.span, is_list)
+
+    def index_body(self, meta, ch):
+        return ("index", ch[0])
+
+    def agg_body(self, meta, ch):
+        head, quals = ch
+        if isinstance(head, tuple) and head and head[0] == "list":
+            return ("agg", head[1], True, quals)
+        return ("agg", [head], False, quals)
+
+    def list_head(self, meta, ch):
+        return ("list", list(ch))
+
+    def name(self, meta, ch):
+        return A.Name(_span(meta), str(ch[0]))
+
+    def int_lit(self, meta, ch):
+        return A.IntLit(_span(meta), int(ch[0]))
+
+    def float_lit(self, meta, ch):
+        return A.FloatLit(_span(meta), float(ch[0]))
+
+    def set_comp(self, meta, ch):
+        head, quals = ch
+        if isinstance(head, tuple):
+            raise G2PLError("a list head `[x, y]` is only allowed in `union [ ... ]`", span=_span(meta))
+        return A.SetComp(_span(meta), head, tuple(quals))
+
+    def qualifiers(self, meta, ch):
+        return list(ch)
+
+    def generator(self, meta, ch):
+        names, _arrow, source = ch
+        return A.Generator(tuple(names), source, _span(meta))
+
+    def filter(self, meta, ch):
+        return A.Filter(ch[0], _span(meta))
+
+    def pat1(self, meta, ch):
+        return [str(ch[0])]
+
+    def pat2(self, meta, ch):
+        return [str(c) for c in ch]
+
+    def pat3(self, meta, ch):
+        return [str(c) for c in ch]
+
+    def nvals_source(self, meta, ch):
+        kw, centre = ch
+        return A.NvalsSource(str(centre), str(kw) == "outnvals", _span(meta))
+
+
+# Token names -> words, for "expected ..." messages.
+_TOKEN_WORDS = {
+    "SEMICOLON": "`;`", "LPAR": "`(`", "RPAR": "`)`", "LBRACE": "`{`", "RBRACE": "`}`", "LSQB": "`[`",
+    "RSQB": "`]`", "COMMA": "`,`", "VBAR": "`|`", "EQUAL": "`=`", "COLON": "`:`", "QMARK": "`?`",
+    "ARROW": "`<-`", "NAME": "a name", "INT": "a number", "FLOAT": "a number", "OROR": "`||`",
+    "ANDAND": "`&&`", "EQOP": "`==`/`!=`", "RELOP": "a comparison", "IN": "`in`", "ADDOP": "`+`/`-`",
+    "MULOP": "`*`/`/`/`%`", "DIFF": "`\\`", "UNOP": "`!`", "WHILE": "`while`", "IF": "`if`", "THEN": "`then`",
+    "ELSE": "`else`", "RETURN": "`return`", "NVALS": "`nvals`", "OUTNVALS": "`outnvals`",
+    "PROCEDURE": "`procedure`", "FUNCTION": "`function`", "$END": "end of file", "LESSTHAN": "`<`",
+    "MORETHAN": "`>`",
+}
+
+# Common mistakes: a snippet that fails the same way -> hint (Lark's match_examples).
+_HINTS = {
+    "a statement must end with `;`": ["p() { x = 1 }", "p() { x = 1 y = 2; }", "p() { return x }"],
+    "`<-` is the generator arrow; write `a < -1` with a space for a comparison": ["p() { x = { a | a <-1 }; }"],
+    "an `if`/`while` condition must be in parentheses: `while (c) { ... }`": [
+        "p() { while x { } }", "p() { if x { } }",
+    ],
+    "a comprehension needs `{ head | generator, filters }`": ["p() { x = { a }; }", "p() { x = { a | }; }"],
+}
+
+
+def _expected_words(expected: set[str]) -> str:
+    words = sorted({_TOKEN_WORDS.get(t, t) for t in expected if not t.startswith("__")})
+    if len(words) > 8:
+        words = words[:8] + ["..."]
+    return ", ".join(words)
+
+
+def _syntax_error(err: UnexpectedInput, text: str, file: str) -> G2PLError:
+    hint = None
+    try:
+        hint = err.match_examples(_parser().parse, _HINTS, use_accepts=True)
+    except Exception:  # noqa: BLE001 - a failed hint lookup must not hide the real error
+        hint = None
+    line = getattr(err, "line", None) or 1
+    col = getattr(err, "column", None) or 1
+    if isinstance(err, UnexpectedToken) and err.token.type == "$END":
+        lines = text.splitlines() or [""]
+        line = len(lines)
+        col = len(lines[-1]) + 1
+        msg = f"unexpected end of file; expected {_expected_words(err.expected)}"
+    elif isinstance(err, UnexpectedToken):
+        msg = f"unexpected `{err.token}`; expected {_expected_words(err.expected)}"
+    elif isinstance(err, UnexpectedCharacters):
+        ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else "?"
+        allowed = getattr(err, "allowed", None) or set()
+        msg = f"unexpected character `{ch}`" + (f"; expected {_expected_words(allowed)}" if allowed else "")
+    elif isinstance(err, UnexpectedEOF):
+        msg = f"unexpected end of file; expected {_expected_words(set(err.expected))}"
+    else:
+        msg = "syntax error"
+    width = 1
+    if isinstance(err, UnexpectedToken) and err.token.type != "$END":
+        width = max(1, len(str(err.token)))
+    notes = (hint,) if hint else ()
+    return G2PLError(msg, file=file, source=text, span=Span(line, col, line, col + width), notes=notes)
+
+
+def parse(text: str, file: str = "<input>") -> A.Module:
+    """Parse a whole program; raises `G2PLError` on syntax errors and duplicate definitions."""
+    try:
+        tree = _parser().parse(text)
+        defs = _ToAst().transform(tree)
+    except UnexpectedInput as err:
+        raise _syntax_error(err, text, file) from None
+    except VisitError as err:
+        if isinstance(err.orig_exc, G2PLError):
+            raise err.orig_exc.with_context(file=file, source=text) from None
+        raise
+    mod = A.Module(source=text, file=file)
+    seen: dict[str, Span] = {}
+    for d in defs:
+        if d.name in seen:
+            raise G2PLError(
+                f"`{d.name}` is defined twice (first at line {seen[d.name].line})",
+                file=file, source=text, span=d.span,
+            )
+        seen[d.name] = d.span
+        if isinstance(d, A.Procedure):
+            mod.procedures[d.name] = d
+        else:
+            mod.functions[d.name] = d
+    if not mod.procedures:
+        raise G2PLError(
+            "the program has no procedure; write one, e.g. `main() { ... }`",
+            file=file, source=text, span=Span(1, 1, 1, 2),
+        )
+    return mod

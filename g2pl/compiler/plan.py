@@ -1,0 +1,296 @@
+"""The superstep plan: a state machine over blocks split at exchanges (spec section 5, paper Fig. 3).
+
+A *state* runs local instructions, then (optionally) one group of exchanges,
+then a transition: `Goto`, `Branch` on a scalar condition (evaluated after the
+exchange, like a Pregel master compute), or `Halt`.  Every state that has an
+exchange costs one superstep boundary; states without one are jumped through
+inside the same superstep.  At -O0 every exchange instruction gets its own
+state (a remote read gets two: request and reply).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from g2pl.compiler import ir
+
+
+@dataclass
+class Goto:
+    target: int
+
+
+@dataclass
+class Branch:
+    cond: ir.Ex
+    then: int
+    other: int
+    line: int
+
+
+@dataclass
+class Halt:
+    ret: ir.ReturnI | None
+
+
+Terminator = Goto | Branch | Halt
+
+
+@dataclass
+class Exch:
+    """One exchange in a state's group; `phase` is 'request'/'reply' for remote reads, else ''."""
+
+    instr: ir.Instr
+    phase: str = ""
+
+
+@dataclass
+class State:
+    id: int
+    instrs: list[ir.Instr] = field(default_factory=list)
+    exchange: list[Exch] = field(default_factory=list)
+    term: Terminator | None = None
+
+    def lines(self) -> list[int]:
+        ls = {i.span.line for i in self.instrs} | {x.instr.span.line for x in self.exchange}
+        if isinstance(self.term, Branch):
+            ls.add(self.term.line)
+        if isinstance(self.term, Halt) and self.term.ret is not None:
+            ls.add(self.term.ret.span.line)
+        return sorted(ls)
+
+
+@dataclass
+class Field:
+    """A message field: a vertex value that travels to neighbours."""
+
+    name: str  # variable (or 'id')
+    elem: str
+
+    @property
+    def size(self) -> int:
+        return ir.ELEM_SIZE[self.elem]
+
+
+@dataclass
+class Plan:
+    proc: ir.ProcIR
+    states: list[State]
+    opt_level: int = 0
+    log: list[str] = field(default_factory=list)
+
+    def exchange_states(self) -> list[State]:
+        return [s for s in self.states if s.exchange]
+
+    def program_fields(self) -> list[Field]:
+        """Every message field of the program (what an -O0 record carries)."""
+        seen: dict[str, Field] = {}
+        for s in self.states:
+            for x in s.exchange:
+                for f in exchange_fields(x.instr, self.proc):
+                    seen.setdefault(f.name, f)
+        return list(seen.values())
+
+    def directions(self) -> tuple[bool, bool]:
+        """(needs in-direction flow, needs out-direction flow) for naive broadcasts on directed graphs."""
+        need_in = need_out = False
+        for s in self.states:
+            for x in s.exchange:
+                i = x.instr
+                if isinstance(i, ir.NbrReduce):
+                    if i.out:
+                        need_out = True
+                    else:
+                        need_in = True
+                elif isinstance(i, ir.EndpointExchange):
+                    need_in = need_out = True
+        return need_in or not need_out, need_out
+
+
+def exchange_fields(instr: ir.Instr, proc: ir.ProcIR) -> list[Field]:
+    """Message fields an exchange instruction needs from neighbours."""
+    out: dict[str, Field] = {}
+    if isinstance(instr, ir.NbrReduce):
+        for x in (instr.value, instr.mask):
+            if x is None:
+                continue
+            for n in ir.walk(x):
+                if isinstance(n, ir.Load) and n.pos == "nbr":
+                    out.setdefault(n.var, Field(n.var, n.elem))
+                elif isinstance(n, ir.Ids) and n.pos == "nbr" and instr.op in ("argmin", "argmax"):
+                    out.setdefault("id", Field("id", "vid"))
+        if instr.op in ("argmin", "argmax"):
+            out.setdefault("id", Field("id", "vid"))
+    elif isinstance(instr, ir.EndpointExchange):
+        for var, _side, elem in instr.fields:
+            out.setdefault(var, Field(var, elem))
+    return list(out.values())
+
+
+class _Builder:
+    def __init__(self, proc: ir.ProcIR) -> None:
+        self.proc = proc
+        self.states: list[State] = []
+
+    def new(self) -> State:
+        s = State(len(self.states))
+        self.states.append(s)
+        return s
+
+    def seq(self, instrs, cur: State | None) -> State | None:
+        for i in instrs:
+            if cur is None:
+                return None
+            if isinstance(i, ir.WhileI):
+                header = self.new()
+                cur.term = Goto(header.id)
+                c_end = self.seq(i.cond_pre, header)
+                body, after = self.new(), self.new()
+                assert c_end is not None
+                c_end.term = Branch(i.cond, body.id, after.id, i.span.line)
+                b_end = self.seq(i.body, body)
+                if b_end is not None:
+                    b_end.term = Goto(header.id)
+                cur = after
+            elif isinstance(i, ir.IfI):
+                then, other, join = self.new(), self.new(), self.new()
+                cur.term = Branch(i.cond, then.id, other.id, i.span.line)
+                t_end = self.seq(i.then, then)
+                o_end = self.seq(i.other, other)
+                for end in (t_end, o_end):
+                    if end is not None:
+                        end.term = Goto(join.id)
+                cur = join if (t_end is not None or o_end is not None) else None
+            elif isinstance(i, ir.ReturnI):
+                cur.term = Halt(i)
+                return None
+            elif i.exchange:
+                phases = ("request", "reply") if isinstance(i, ir.RemoteRead) else ("",)
+                for ph in phases:
+                    cur.exchange.append(Exch(i, ph))
+                    nxt = self.new()
+                    cur.term = Goto(nxt.id)
+                    cur = nxt
+            else:
+                cur.instrs.append(i)
+        return cur
+
+
+def build_plan(proc: ir.ProcIR) -> Plan:
+    """Baseline (-O0) plan: one exchange per state, then jump threading and renumbering."""
+    b = _Builder(proc)
+    entry = b.new()
+    end = b.seq(proc.body, entry)
+    if end is not None:
+        end.term = Halt(None)
+    return Plan(proc, compact(b.states))
+
+
+def compact(states: list[State]) -> list[State]:
+    """Thread jumps through empty states, drop unreachable ones, renumber in reachability order."""
+    by_id = {s.id: s for s in states}
+
+    def resolve(t: int) -> int:
+        seen = set()
+        while True:
+            s = by_id[t]
+            if s.instrs or s.exchange or not isinstance(s.term, Goto) or t in seen:
+                return t
+            seen.add(t)
+            t = s.term.target
+
+    for s in states:
+        if isinstance(s.term, Goto):
+            s.term = Goto(resolve(s.term.target))
+        elif isinstance(s.term, Branch):
+            s.term = Branch(s.term.cond, resolve(s.term.then), resolve(s.term.other), s.term.line)
+    order: list[int] = []
+    stack = [resolve(states[0].id)]
+    while stack:
+        t = stack.pop()
+        if t in order:
+            continue
+        order.append(t)
+        term = by_id[t].term
+        succ = [term.target] if isinstance(term, Goto) else [term.then, term.other] if isinstance(term, Branch) else []
+        stack.extend(reversed(succ))
+    renum = {old: new for new, old in enumerate(order)}
+    out = []
+    for old in order:
+        s = by_id[old]
+        s.id = renum[old]
+        if isinstance(s.term, Goto):
+            s.term = Goto(renum[s.term.target])
+        elif isinstance(s.term, Branch):
+            s.term = Branch(s.term.cond, renum[s.term.then], renum[s.term.other], s.term.line)
+        out.append(s)
+    return out
+
+
+# ---------------------------------------------------------------- printing
+
+
+def _src(plan: Plan, line: int) -> str:
+    lines = plan.proc.source_lines
+    return lines[line - 1].strip() if 1 <= line <= len(lines) else ""
+
+
+def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
+    i = x.instr
+    if isinstance(i, ir.NbrReduce):
+        fields = exchange_fields(i, proc)
+        fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "(none: constant per record)"
+        cond = f"; send condition {ir.show_ex(i.mask)}" if i.mask is not None else ""
+        return (f"messages along {'out' if i.out else 'in'}-edges -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
+                f" [fields {fl}{cond}] (combiner: {i.op})")
+    if isinstance(i, ir.GlobalReduce):
+        cond = f" where {ir.show_ex(i.mask)}" if i.mask is not None else ""
+        return f"aggregator {i.target} = {i.op} over {'vertices' if i.dom == 'V' else 'edges'} of {ir.show_ex(i.value)}{cond}"
+    if isinstance(i, ir.EndpointExchange):
+        return "endpoint exchange: " + ", ".join(f"{t} = {v}@{s}" for (v, s, _), t in zip(i.fields, i.targets))
+    if isinstance(i, ir.RemoteRead):
+        if x.phase == "request":
+            return f"remote-read request: ask owner of {ir.show_ex(i.index)} for {i.var} (for {i.target})"
+        return f"remote-read reply: {i.target} = {i.var}[...]"
+    if isinstance(i, ir.RemoteMark):
+        return f"remote mark: {i.target} = vertices with ID {ir.show_ex(i.index)}"
+    return ir.show_instr(i)
+
+
+def render(plan: Plan) -> str:
+    """Human-readable superstep plan (for `g2pl plan` and `g2plc --emit plan`)."""
+    proc = plan.proc
+    out = [f"plan for procedure `{proc.name}` ({proc.file}), -O{plan.opt_level}: "
+           f"{len(plan.states)} states, {len(plan.exchange_states())} with an exchange"]
+    fields = plan.program_fields()
+    if plan.opt_level == 0:
+        rb = sum(f.size for f in fields)
+        fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "none"
+        out.append(f"record layout (every exchange superstep, every adjacency entry): {fl} = {rb} bytes")
+    for line in plan.log:
+        out.append(f"pass: {line}")
+    for s in plan.states:
+        ls = s.lines()
+        where = f"lines {ls[0]}-{ls[-1]}" if len(ls) > 1 and ls[0] != ls[-1] else (f"line {ls[0]}" if ls else "")
+        kind = "superstep block" if s.exchange else "local block"
+        out.append("")
+        out.append(f"state {s.id} ({kind}{', ' + where if where else ''})")
+        for i in s.instrs:
+            out.append(f"  {i.span.line:>4} | {_src(plan, i.span.line)}")
+            out.append(f"       -> {ir.show_instr(i)}")
+        for x in s.exchange:
+            out.append(f"  {x.instr.span.line:>4} | {_src(plan, x.instr.span.line)}")
+            out.append(f"       => {describe_exchange(x, proc)}")
+        if s.exchange:
+            out.append("  -- barrier (end of superstep) --")
+        t = s.term
+        if isinstance(t, Goto):
+            out.append(f"  then -> state {t.target}")
+        elif isinstance(t, Branch):
+            out.append(f"  then if {ir.show_ex(t.cond)} (line {t.line}) -> state {t.then} else -> state {t.other}")
+        elif isinstance(t, Halt):
+            if t.ret is not None:
+                out.append("  then halt, returning " + ", ".join(v.name for v in t.ret.values))
+            else:
+                out.append("  then halt")
+    return "\n".join(out)

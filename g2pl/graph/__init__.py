@@ -1,0 +1,35 @@
+"""Input graphs: the canonical `Graph`, file loaders and generators (spec section 6).
+
+`load_graph(spec, directed, seed)` is the one entry point the CLI and runtime
+need; `parse_graph_spec` validates a `--graph` argument without loading it.
+"""
+
+from g2pl.graph.generators import GENERATOR_FORMS, generate, parse_generator
+from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
+from g2pl.graph.loaders import (
+    EDGE_LIST_EXTS,
+    FORMAT_BY_EXT,
+    GraphSpec,
+    load_edge_list,
+    load_graph,
+    load_mtx,
+    load_npz,
+    parse_graph_spec,
+)
+
+__all__ = [
+    "EDGE_LIST_EXTS",
+    "FORMAT_BY_EXT",
+    "GENERATOR_FORMS",
+    "MAX_VERTEX_ID",
+    "Graph",
+    "GraphSpec",
+    "build_graph",
+    "generate",
+    "load_edge_list",
+    "load_graph",
+    "load_mtx",
+    "load_npz",
+    "parse_generator",
+    "parse_graph_spec",
+]

@@ -1,0 +1,49 @@
+"""Returned values -> the JSON shapes of spec section 8 (original IDs, sorted, non-finite floats as strings)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _num(x, elem: str):
+    if elem == "bool":
+        return bool(x)
+    if elem == "float":
+        f = float(x)
+        if math.isnan(f):
+            return "nan"
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        return f
+    return int(x)
+
+
+def _list(arr: np.ndarray, elem: str) -> list:
+    """Vectorized conversion of an array to JSON-ready Python values."""
+    if elem == "float":
+        vals = arr.astype(np.float64).tolist()
+        if not np.all(np.isfinite(arr)):
+            vals = [_num(v, "float") for v in vals]
+        return vals
+    if elem == "bool":
+        return arr.astype(bool).tolist()
+    return arr.astype(np.int64).tolist()
+
+
+def convert(kind: str, elem: str, value, graph) -> object:
+    """One returned value in the --output JSON shape."""
+    if kind == "scalar":
+        return _num(value, elem)
+    arr = np.asarray(value)
+    if kind == "vertex":
+        if elem == "bool":
+            return graph.ids[arr.astype(bool)].tolist()
+        return dict(zip(map(str, graph.ids.tolist()), _list(arr, elem)))
+    src_ids = graph.ids[graph.src]
+    dst_ids = graph.ids[graph.dst]
+    if elem == "bool":
+        sel = np.flatnonzero(arr.astype(bool))
+        return np.stack([src_ids[sel], dst_ids[sel]], axis=1).tolist()
+    return [[u, v, x] for u, v, x in zip(src_ids.tolist(), dst_ids.tolist(), _list(arr, elem))]
