@@ -567,3 +567,108 @@ def test_no_raw_exceptions_on_garbage(tmp_path: Path) -> None:
                 assert e.file == p
             else:
                 check_invariants(g)
+
+
+def _reference_parse(text: str) -> tuple[list[tuple[int, int, float]], bool] | int:
+    """Independent model of the edge-list rules: parsed rows, or the first bad line number."""
+    rows: list[tuple[int, int, float]] = []
+    ncols = None
+    comma = False
+    weighted = False
+    for lineno, raw in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
+        body = raw.split("#")[0].split("%")[0]
+        if not body.strip():
+            continue
+        if ncols is None:
+            comma = "," in body
+        toks = [t.strip() for t in body.split(",")] if comma else body.split()
+        if ncols is None:
+            ncols = len(toks)
+            weighted = ncols == 3
+            if ncols not in (2, 3):
+                return lineno
+        if len(toks) != ncols:
+            return lineno
+        ids = []
+        for t in toks[:2]:
+            digits = t[1:] if t[:1] in "+-" else t
+            if not digits.isdigit() or not digits.isascii() or (t[0] == "-" and int(digits) != 0):
+                return lineno
+            if int(digits) >= 2**62:
+                return lineno
+            ids.append(int(digits))
+        w = 1.0
+        if weighted:
+            t = toks[2]
+            if "_" in t or t.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+                return lineno
+            try:
+                w = float(t)
+            except ValueError:
+                return lineno
+            if not np.isfinite(w) or w < 0:
+                return lineno
+        rows.append((ids[0], ids[1], w))
+    if not rows:
+        return -1
+    return rows, weighted
+
+
+def test_fast_and_slow_tiers_agree_with_reference(tmp_path: Path) -> None:
+    """Mostly-valid random files: success must match an independent parser, failures its first bad line."""
+    rng = np.random.default_rng(42)
+    bad_tokens = [
+        "-3",
+        "1.5",
+        "x",
+        "",
+        "nan",
+        "-0",
+        "+4",
+        "1e3",
+        "99999999999999999999",
+        str(2**62),
+        "0x1",
+        "1_0",
+    ]
+    bad_weights = ["-1", "nan", "inf", "abc", "", "1e400", "+2.5", ".5", "5.", "1_0", "-0.0"]
+    for i in range(120):
+        comma = i % 3 == 0
+        weighted = i % 2 == 0
+        sep = "," if comma else rng.choice([" ", "\t", "  "])
+        lines = []
+        for _ in range(int(rng.integers(1, 12))):
+            kind = rng.random()
+            if kind < 0.1:
+                lines.append(rng.choice(["# c", "% c", "", "   "]))
+                continue
+            toks = [str(int(rng.integers(0, 30))), str(int(rng.integers(0, 30)))]
+            if weighted:
+                toks.append(f"{rng.random() * 5:.3f}")
+            r = rng.random()
+            if r < 0.08:
+                toks[int(rng.integers(0, 2))] = str(rng.choice(bad_tokens))
+            elif r < 0.14 and weighted:
+                toks[2] = str(rng.choice(bad_weights))
+            elif r < 0.18:
+                toks = toks[:-1] if len(toks) > 2 else toks + ["1"]
+            line = sep.join(toks)
+            if rng.random() < 0.1:
+                line += " # tail" if rng.random() < 0.5 else " % tail"
+            lines.append(line)
+        text = ("\r\n" if i % 7 == 0 else "\n").join(lines) + "\n"
+        p = write(tmp_path, f"f{i}.csv" if comma else f"f{i}.txt", text)
+        ref = _reference_parse(text)
+        try:
+            g = load_graph(p, directed=True)
+        except G2PLError as e:
+            assert isinstance(ref, int), (text, e.render())
+            if ref == -1:
+                assert "no vertices" in e.message
+            else:
+                assert e.line == ref, (text, e.render())
+            continue
+        assert not isinstance(ref, int), (text, ref)
+        rows, w = ref
+        assert g.weighted == w
+        assert graph_edges(g) == reference(rows, True)["edges"]

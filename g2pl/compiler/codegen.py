@@ -54,6 +54,11 @@ def _comment(text: str) -> str:
     return "".join(ch if ch.isprintable() and ord(ch) < 128 else "?" for ch in text)[:100]
 
 
+def _doc(text: str) -> str:
+    """Text made safe inside a triple-quoted docstring."""
+    return _comment(text).replace("\\", "/").replace('"', "'")
+
+
 def _const(value: object, elem: str) -> str:
     if elem == "bool":
         return "True" if value else "False"
@@ -218,7 +223,8 @@ class CodeGen:
         out = [f"if state == {s.id}:"]
         body: list[str] = []
         ls = s.lines()
-        body.append(f"# ---- state {s.id}" + (f" (lines {', '.join(map(str, ls))})" if ls else ""))
+        where = f" (line{'s' if len(ls) > 1 else ''} {', '.join(map(str, ls))})" if ls else ""
+        body.append(f"# ---- state {s.id}{where}")
         last_line = None
         for i in s.instrs:
             if i.span.line != last_line:
@@ -263,7 +269,8 @@ class CodeGen:
             prologue.append(f"{pyname(name)} = rt.scalar(args[{name!r}], {ty.elem!r})  # parameter {name}: {ty.elem}")
         states = [self.state(s) for s in plan.states]
         return _template().render(
-            file_lit=_comment(self.proc.file),
+            file_doc=_doc(self.proc.file),
+            proc_doc=_doc(self.proc.name),
             proc_lit=repr(self.proc.name),
             opt=plan.opt_level,
             params=repr([(n, t.elem) for n, t in self.proc.params]),

@@ -231,8 +231,6 @@ class Lowerer:
                     continue
                 v = self.top(e)
                 name = f"ret{i}"
-                if isinstance(e, A.Name) and e.id in BUILTIN_VALUES:
-                    name = e.id
                 t = self.materialize(v, e.span)
                 vals.append(ir.RetVal(name, t, self.temps.get(t) or self.var_ty(t)))
             self.emit(ir.ReturnI(s.span, tuple(vals)))
@@ -276,6 +274,8 @@ class Lowerer:
                     s.value.span,
                 )
             kind, elem = ann.kind, ann.elem
+        if old is not None and name in self.params:
+            raise self.err(f"cannot assign to parameter `{name}`", s.target_span)
         if old is not None:
             if old.kind != kind:
                 if kind == "scalar" and ann is None and old.kind != "scalar":
@@ -295,8 +295,6 @@ class Lowerer:
             elem = j
         else:
             self.changed = self.changed or name not in self.var_types
-        if name in self.params:
-            raise self.err(f"cannot assign to parameter `{name}`", s.target_span)
         self.var_types[name] = ir.Ty(kind, elem)
         dom = ir.DOMAIN_OF_KIND[kind]
         # Retarget the instruction that produced a temp instead of copying it.
@@ -304,6 +302,7 @@ class Lowerer:
             isinstance(v.ex, ir.Load) and v.ex.var.startswith("$") and self.out
             and self.out[-1].defs() == (v.ex.var,) and v.kind == kind
             and not isinstance(self.out[-1], ir.EndpointExchange)
+            and self.var_types[name].elem == v.elem
         ):
             last = self.out.pop()
             self.temps.pop(v.ex.var, None)
@@ -619,8 +618,6 @@ class Lowerer:
         if f == "int":
             return Val(ir.Op("int", e.span, "int", (args[0].ex,)), kind, "int")
         if f == "float":
-            if args[0].elem == "bool":
-                return Val(ir.Op("float", e.span, "float", (args[0].ex,)), kind, "float")
             return Val(ir.Op("float", e.span, "float", (args[0].ex,)), kind, "float")
         for a, node in zip(args, e.args):
             if a.elem == "bool":
@@ -723,8 +720,8 @@ class Lowerer:
         if src.kind == "vertex":
             if len(g.names) != 1:
                 raise self.err(
-                    f"`{display(g.names[0])}`... : a pattern `(u, v)` ranges over edges, but this generator "
-                    "ranges over a vertex graph", g.span,
+                    "a pattern `(u, v)` or `(u, e, v)` ranges over edges, but this generator ranges over a "
+                    f"{ir.Ty(src.kind, src.elem).word()}", g.span,
                 )
             if isinstance(src.ex, ir.Const):
                 src_var = None
@@ -816,8 +813,6 @@ class Lowerer:
             return self.nbr_agg(e, g, fs, ctx)
         if e.op == "union":
             return self.union(e, g, fs, ctx)
-        if ctx.dom != "T" and e.op in ("argmin", "argmax") and False:
-            pass
         inner, mask, kind = self.source_elems(g, ctx)
         mask = self.filters(fs, inner, mask)
         if len(e.heads) != 1:

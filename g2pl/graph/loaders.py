@@ -20,6 +20,7 @@ import os
 import re
 import warnings
 import zipfile
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,7 +194,18 @@ class _Table:
 
 
 def _load_rows(t: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Fast tier: NumPy's C parser plus vectorized checks; on any failure, the validator names the line."""
+    """Parse the data rows: fast tier first; if it fails for any reason, the slow tier decides.
+
+    The slow tier is the single source of truth for what is valid: it either names
+    the first bad line or, for the odd file NumPy's tokenizer dislikes but the rules
+    allow (e.g. whitespace-only lines in a CSV), parses it itself.
+    """
+    rows = _fast_rows(t)
+    return rows if rows is not None else _slow_rows(t)
+
+
+def _fast_rows(t: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """NumPy's C parser plus vectorized checks; None when anything is off."""
     if t.as_file and t.data.find(b"%", t.offset) == -1:
         # Comments after the first data line, if any, are all '#': parse the file in place.
         source: Any = t.path
@@ -222,14 +234,12 @@ def _load_rows(t: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
                 encoding=enc,
                 quotechar=None,
             )
-    except (ValueError, OverflowError, TypeError, UnicodeError, IndexError) as e:
-        _validate(t)
-        raise G2PLError(f"cannot parse the file: {e}", file=t.path) from None
+    except (ValueError, OverflowError, TypeError, UnicodeError, IndexError):
+        return None
     except OSError as e:
         raise G2PLError(f"cannot read the graph file: {e.strerror or e}", file=t.path) from None
     if t.ncols == 2 and arr.shape[1] != 2:  # loadtxt takes the column count from the first row
-        _validate(t)
-        raise G2PLError(f"expected 2 columns ({t.col_desc})", file=t.path, line=t.lineno)
+        return None
     if t.ncols == 2:
         u = np.ascontiguousarray(arr[:, 0])
         v = np.ascontiguousarray(arr[:, 1])
@@ -239,22 +249,15 @@ def _load_rows(t: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         v = np.ascontiguousarray(arr["v"])
         w = np.ascontiguousarray(arr["w"])
     del arr
-    ok = u.size > 0
+    if u.size == 0:
+        return None
     for col, (lo, hi, _) in zip((u, v), t.bounds, strict=True):
-        ok = ok and int(col.min()) >= lo and int(col.max()) < hi
-    if ok and w is not None:
-        ok = bool(np.isfinite(w).all()) and bool((w >= 0).all())
-    if ok and t.expected_rows is not None:
-        ok = u.size == t.expected_rows
-    if not ok:
-        rows = _validate(t)
-        if t.expected_rows is not None and rows < t.expected_rows:
-            raise G2PLError(
-                f"the size line declares {t.expected_rows} entries but the file has only {rows}",
-                file=t.path,
-                line=t.size_lineno,
-            )
-        raise G2PLError("the file could not be parsed (no single bad line found)", file=t.path)
+        if int(col.min()) < lo or int(col.max()) >= hi:
+            return None
+    if w is not None and not (bool(np.isfinite(w).all()) and bool((w >= 0).all())):
+        return None
+    if t.expected_rows is not None and u.size != t.expected_rows:
+        return None
     return u, v, w
 
 
@@ -290,10 +293,13 @@ def _weight_error(tok: str, what: str) -> str | None:
     return None
 
 
-def _validate(t: _Table) -> int:
-    """Slow tier: scan the data lines and raise on the first bad one; returns the row count."""
+def _slow_rows(t: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Line-by-line: raise on the first bad line (1-based file line), else return the parsed rows."""
     text = t.data[t.offset :].decode("utf-8", errors="replace")
     what = "value" if t.col_desc.startswith("'row") else "weight"
+    us: array[int] = array("q")
+    vs: array[int] = array("q")
+    ws: array[float] = array("d")
     rows = 0
     for i, raw in enumerate(io.StringIO(text, newline="\n")):
         lineno = t.lineno + i
@@ -320,8 +326,21 @@ def _validate(t: _Table) -> int:
             msg = f"more entries than the {t.expected_rows} declared on the size line (line {t.size_lineno})"
         if msg is not None:
             raise G2PLError(msg, file=t.path, line=lineno)
+        us.append(int(tokens[0]))
+        vs.append(int(tokens[1]))
+        if t.ncols == 3:
+            ws.append(float(tokens[2]))
         rows += 1
-    return rows
+    if t.expected_rows is not None and rows < t.expected_rows:
+        raise G2PLError(
+            f"the size line declares {t.expected_rows} entries but the file has only {rows}",
+            file=t.path,
+            line=t.size_lineno,
+        )
+    u = np.frombuffer(us, dtype=np.int64).copy()
+    v = np.frombuffer(vs, dtype=np.int64).copy()
+    w = np.frombuffer(ws, dtype=np.float64).copy() if t.ncols == 3 else None
+    return u, v, w
 
 
 # --------------------------------------------------------------------------- formats

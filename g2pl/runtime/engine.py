@@ -283,8 +283,8 @@ class Runtime:
         rec_bytes = self.naive_entries * self.record_bytes + self._pending_msgs * 8
         now = time.perf_counter()
         self.stats.per_superstep.append(
-            K_stat(len(self.stats.per_superstep), state, msgs, 0 if self.comm.size == 1 else rec_bytes,
-                   rec_bytes, self.n, now - self._t_last)
+            SuperstepStat(len(self.stats.per_superstep), state, int(msgs), 0 if self.comm.size == 1 else int(rec_bytes),
+                          int(rec_bytes), self.n, now - self._t_last)
         )
         self._t_last = now
         self._pending_msgs = 0
@@ -298,10 +298,6 @@ class Runtime:
         """Record the last superstep (compute only, no exchange)."""
         now = time.perf_counter()
         self.stats.per_superstep.append(
-            K_stat(len(self.stats.per_superstep), -1 if state is None else state, 0, 0, 0, self.n, now - self._t_last)
+            SuperstepStat(len(self.stats.per_superstep), -1 if state is None else state, 0, 0, 0, self.n, now - self._t_last)
         )
         self.stats.time_s = now - self._t_start
-
-
-def K_stat(i, state, msgs, byts, rec, active, t) -> SuperstepStat:  # noqa: N802 - short constructor alias
-    return SuperstepStat(i, state, int(msgs), int(byts), int(rec), int(active), float(t))

@@ -70,7 +70,6 @@ class Segments:
 def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | None, elem: str,
                ids_of_entry: np.ndarray | None = None) -> np.ndarray:
     """Aggregate per-entry `value` into rows with the spec's empty and tie rules."""
-    n = seg.n
     if mask is None:
         counts = seg.counts
     else:
