@@ -41,6 +41,8 @@ def _guard(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) ->
     except G2PLError as err:
         if getattr(args, "debug", False):
             traceback.print_exc()
+        # errors about arguments or the run itself are reported against the program
+        err.with_context(file=getattr(args, "program", None))
         print(err.render(), file=sys.stderr)
         return err.exit_status
     except KeyboardInterrupt:
@@ -149,18 +151,21 @@ def _run(a: argparse.Namespace) -> int:
     import g2pl
 
     if a.np < 1:
-        raise G2PLError(f"--np {a.np}: expected a positive number of ranks")
+        raise G2PLError(f"--np {a.np}: expected a positive number of ranks", file="g2pl run")
     if a.np > 1:
         raise G2PLError("--np N > 1 needs the MPI runtime, which this build does not include yet; use --np 1")
     if a.max_supersteps is not None and a.max_supersteps < 1:
-        raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number")
+        raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number", file="g2pl run")
     prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry)
     args = _parse_kv(a.arg)
     from g2pl.api import parse_args
 
     parse_args(prog.params(entry), args, entry)  # fail on bad arguments before loading a big graph
-    graph = g2pl.load_graph(a.graph, directed=a.directed, seed=a.seed)
+    try:
+        graph = g2pl.load_graph(a.graph, directed=a.directed, seed=a.seed)
+    except G2PLError as err:
+        raise err.with_context(file=a.graph) from None
     if not a.quiet:
         print(graph.summary())
         if a.show_plan:

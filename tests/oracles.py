@@ -280,7 +280,7 @@ def ref_densest(G: nx.Graph, eps: float = 0.01) -> list[int]:
     dR = _density(G, R)
     while S:
         theta = 2.0 * (1.0 + eps) * _density(G, S)
-        S = {v for v in S if sum(1 for u in G[v] if u in S) > theta}
+        S = {v for v in S if sum(1 for u in G[v] if u in S) >= theta}
         dS = _density(G, S)
         if dS > dR:  # nan (empty S) compares false
             R, dR = set(S), dS
@@ -297,16 +297,16 @@ def ref_mis(G: nx.Graph, seed: int) -> list[int]:
     nodes = sorted(G.nodes)
     keys = np.array(nodes, dtype=np.int64)
     C = set(nodes)
-    I: set[int] = set()
+    indep: set[int] = set()
     rnd = 0
     while C:
         pr = dict(zip(nodes, uniform(seed, 0, rnd, keys).tolist()))
         win = {v for v in C if all((pr[v], v) < (pr[u], u) for u in G[v] if u in C)}
-        I |= win
+        indep |= win
         C -= win
         C -= {u for v in win for u in G[v]}
         rnd += 1
-    return sorted(I)
+    return sorted(indep)
 
 
 # --------------------------------------------------------------------------- properties

@@ -20,6 +20,7 @@ from g2pl.graph import (
     Graph,
     build_graph,
     load_graph,
+    loaders,
     parse_graph_spec,
 )
 
@@ -124,6 +125,8 @@ def test_relabel_non_contiguous_ids() -> None:
     assert g.n == 3 and g.m == 3
     assert g.src.tolist() == [0, 0, 1] and g.dst.tolist() == [1, 2, 2]
     assert g.id_to_index(np.array([77, 5, 6, 1000, -1, 2**62])).tolist() == [1, 0, -1, 2, -1, -1]
+    assert g.id_to_index([77.0, 5.5, np.nan, 1e300]).tolist() == [1, -1, -1, -1]
+    assert g.id_to_index(np.array([1000, 2**63 + 5], dtype=np.uint64)).tolist() == [2, -1]
     assert g.weighted is False and np.all(g.weight == 1.0)
     assert g.in_nbr.tolist() == [1, 2, 0, 2, 0, 1]
 
@@ -250,6 +253,13 @@ def test_edge_list_crlf_bom_and_percent_comments_below_header(tmp_path: Path) ->
     g = load_graph(p)
     check_invariants(g)
     assert g.ids.tolist() == [1, 2, 3, 4] and g.m == 3
+
+
+def test_edge_list_lone_cr_line_ends(tmp_path: Path) -> None:
+    p = write(tmp_path, "mac.txt", b"# old mac\r1 2\r2 3\r\r3 -4\r")
+    expect_error(load_graph, p, match="negative vertex ID -4", file=p, line=5)
+    q = write(tmp_path, "mac2.txt", b"1 2\r2 3\r")
+    assert load_graph(q).m == 2
 
 
 def test_edge_list_big_ids_sparse(tmp_path: Path) -> None:
@@ -464,11 +474,29 @@ def test_bad_csv_lines(tmp_path: Path) -> None:
     expect_error(load_graph, q, match="expected an integer vertex ID, found ''", file=q, line=2)
 
 
-def test_bad_line_far_down_a_larger_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("leaf", [None, 64])
+def test_bad_line_far_down_a_larger_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, leaf: int | None
+) -> None:
+    """The chunked slow tier (small leaves force several levels of splitting) names the right line."""
+    if leaf is not None:
+        monkeypatch.setattr(loaders, "_LEAF_BYTES", leaf)
     lines = [f"{i} {i + 1}" for i in range(5000)]
     lines[4321] = "4321 -7"
+    lines[4900] = "4900 x"
+    lines[100] = "# comment"
     p = write(tmp_path, "big.el", "\n".join(lines) + "\n")
     expect_error(load_graph, p, match="negative vertex ID -7", file=p, line=4322)
+    lines[4321] = "4321 7"
+    p = write(tmp_path, "big.el", "\n".join(lines) + "\n")
+    expect_error(load_graph, p, match="found 'x'", file=p, line=4901)
+    lines[4900] = "   "  # whitespace-only lines are fine (NumPy rejects them in CSV; the slow tier parses)
+    q = write(tmp_path, "big.csv", "\n".join(lines).replace(" ", ",").replace(",,,", "   ") + "\n")
+    g = load_graph(q, directed=True)
+    assert g.n == 5001 and g.m == 4998
+    assert set(graph_edges(g)) == {(i, i + 1) for i in range(5000) if i not in (100, 4321, 4900)} | {
+        (4321, 7)
+    }
 
 
 @pytest.mark.parametrize("name", ["empty.txt", "comments.csv"])
@@ -614,8 +642,13 @@ def _reference_parse(text: str) -> tuple[list[tuple[int, int, float]], bool] | i
     return rows, weighted
 
 
-def test_fast_and_slow_tiers_agree_with_reference(tmp_path: Path) -> None:
+@pytest.mark.parametrize("leaf", [None, 16])
+def test_fast_and_slow_tiers_agree_with_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, leaf: int | None
+) -> None:
     """Mostly-valid random files: success must match an independent parser, failures its first bad line."""
+    if leaf is not None:
+        monkeypatch.setattr(loaders, "_LEAF_BYTES", leaf)
     rng = np.random.default_rng(42)
     bad_tokens = [
         "-3",

@@ -103,14 +103,14 @@ class _ExGen:
     def _ex_Op(self, e: ir.Op) -> str:
         a = [self(x) for x in e.args]
         op = e.op
+        if op == "-" and len(a) == 1:
+            return f"(-{a[0]})"
         if op in _BINARY:
             return f"({a[0]} {_BINARY[op]} {a[1]})"
         if op in _LOGIC:
             return f"{self.lib}.{_LOGIC[op]}({a[0]}, {a[1]})"
         if op == "!":
             return f"{self.lib}.logical_not({a[0]})"
-        if op == "-":
-            return f"(-{a[0]})"
         if op == "/":
             return f"{self.lib}.true_divide({a[0]}, {a[1]})"
         if op == "%":

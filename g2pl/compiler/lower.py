@@ -103,6 +103,11 @@ class Val:
         return ir.Ty(self.kind, self.elem)
 
 
+def _a(word: str) -> str:
+    """`word` with its indefinite article."""
+    return ("an " if word.lstrip("`")[:1].lower() in "aeiou" else "a ") + word
+
+
 def _kind_word(kind: str, elem: str) -> str:
     if kind == "adj":
         return f"per-neighbour {elem}"
@@ -243,13 +248,16 @@ class Lowerer:
         v = self.top(e)
         pre, self.out = self.out, saved
         if v.kind != "scalar":
-            hint = " (did you mean `X != empty`?)" if v.elem == "bool" else ""
+            hint = ""
+            if v.elem == "bool":
+                what = e.id if isinstance(e, A.Name) else "X"
+                hint = f" (did you mean `{what} != {'emptyE' if v.kind == 'edge' else 'empty'}`?)"
             raise self.err(
-                f"a `{what}` condition must be a scalar bool, but this is a {_kind_word(v.kind, v.elem)}{hint}",
+                f"{_a(f'`{what}` condition')} must be a scalar bool, but this is {_a(_kind_word(v.kind, v.elem))}{hint}",
                 e.span,
             )
         if v.elem != "bool":
-            raise self.err(f"a `{what}` condition must be a scalar bool, but this is a scalar {v.elem}", e.span)
+            raise self.err(f"{_a(f'`{what}` condition')} must be a scalar bool, but this is a scalar {v.elem}", e.span)
         return pre, v.ex
 
     def assign(self, s: A.Assign) -> None:
@@ -282,7 +290,7 @@ class Lowerer:
                     kind = old.kind  # broadcast a scalar into a graph variable
                 else:
                     raise self.err(
-                        f"`{name}` is a {old.word()}, but this assigns a {_kind_word(kind, elem)}; "
+                        f"`{name}` is {_a(old.word())}, but this assigns {_a(_kind_word(kind, elem))}; "
                         "a variable keeps one kind for its whole life", s.value.span,
                     )
             j = join_elem(old.elem, elem)
@@ -374,11 +382,11 @@ class Lowerer:
             return Val(ir.Load(ty.elem, span, n, "edge"), "edge", ty.elem)
         if ty.kind == "vertex":
             raise self.err(
-                f"`{display(n)}` is a {ty.word()} used inside an edge comprehension; "
+                f"`{display(n)}` is {_a(ty.word())} used inside an edge comprehension; "
                 f"read it at an endpoint, e.g. `{display(n)}[u]`", span,
             )
         raise self.err(
-            f"`{display(n)}` is an {ty.word()} used where values are per vertex; "
+            f"`{display(n)}` is {_a(ty.word())} used where values are per vertex; "
             f"read it at an edge, e.g. `{display(n)}[e]`", span,
         )
 
@@ -413,7 +421,7 @@ class Lowerer:
         if b.kind == "scalar" or a.kind == b.kind:
             return a.kind
         raise self.err(
-            f"{what} combines a {_kind_word(a.kind, a.elem)} with a {_kind_word(b.kind, b.elem)}; "
+            f"{what} combines {_a(_kind_word(a.kind, a.elem))} with {_a(_kind_word(b.kind, b.elem))}; "
             "kinds never mix", span,
         )
 
@@ -446,7 +454,7 @@ class Lowerer:
             word = {"&&": "`&&` (and / intersection)", "||": "`||` (or / union)", "\\": "`\\` (set difference)"}[op]
             for side in (a, b):
                 if side.elem != "bool":
-                    raise self.err(f"{word} needs bool operands (sets), but this is a {_kind_word(side.kind, side.elem)}",
+                    raise self.err(f"{word} needs bool operands (sets), but this is {_a(_kind_word(side.kind, side.elem))}",
                                    e.right.span if side is b else e.left.span)
             if op == "\\":
                 if a.kind == "scalar" and b.kind == "scalar":
@@ -455,11 +463,11 @@ class Lowerer:
             return Val(ir.Op("bool", sp, op, (a.ex, b.ex)), kind, "bool")
         if op in ("==", "!="):
             if (a.elem == "bool") != (b.elem == "bool"):
-                raise self.err(f"`{op}` compares a {a.elem} with a {b.elem}", e.op_span)
+                raise self.err(f"`{op}` compares {_a(a.elem)} with {_a(b.elem)}", e.op_span)
             return Val(ir.Op("bool", sp, op, (a.ex, b.ex)), kind, "bool")
         for side, node in ((a, e.left), (b, e.right)):
             if side.elem == "bool":
-                raise self.err(f"`{op}` needs numbers, but this is a {_kind_word(side.kind, side.elem)}", node.span)
+                raise self.err(f"`{op}` needs numbers, but this is {_a(_kind_word(side.kind, side.elem))}", node.span)
         if op in ("<", "<=", ">", ">="):
             return Val(ir.Op("bool", sp, op, (a.ex, b.ex)), kind, "bool")
         if op == "/":
@@ -475,10 +483,10 @@ class Lowerer:
     def whole_compare(self, e: A.BinOp, a: Val, b: Val) -> Val:
         if a.kind != b.kind:
             raise self.err(
-                f"`{e.op}` compares a {_kind_word(a.kind, a.elem)} with a {_kind_word(b.kind, b.elem)}", e.op_span
+                f"`{e.op}` compares {_a(_kind_word(a.kind, a.elem))} with {_a(_kind_word(b.kind, b.elem))}", e.op_span
             )
         if (a.elem == "bool") != (b.elem == "bool"):
-            raise self.err(f"`{e.op}` compares a {a.elem} graph with a {b.elem} graph", e.op_span)
+            raise self.err(f"`{e.op}` compares {_a(a.elem)} graph with {_a(b.elem)} graph", e.op_span)
         dom = ir.DOMAIN_OF_KIND[a.kind]
         t = self.temp(ir.Ty("scalar", "bool"))
         ne = ir.Op("bool", e.span, "!=", (a.ex, b.ex))
@@ -494,12 +502,12 @@ class Lowerer:
             el = ctx.elems[left.id]
             sv = self.graph_var(e.right, ctx)
             if sv.elem != "bool" or sv.kind not in ("vertex", "edge"):
-                raise self.err(f"the right side of `in` must be a set, but this is a {_kind_word(sv.kind, sv.elem)}",
+                raise self.err(f"the right side of `in` must be a set, but this is {_a(_kind_word(sv.kind, sv.elem))}",
                                e.right.span)
             if sv.kind != el.ekind:
                 raise self.err(
                     f"`{display(left.id)}` is {'an edge' if el.ekind == 'edge' else 'a vertex'}, "
-                    f"but the right side of `in` is a {ir.Ty(sv.kind, 'bool').word()}", e.op_span,
+                    f"but the right side of `in` is {_a(ir.Ty(sv.kind, 'bool').word())}", e.op_span,
                 )
             return Val(self.read_at(sv, el, e.span), ctx.local_kind() if ctx.dom != "T" else "scalar", "bool")
         # `p in S` with p a vid expression: a remote read of S at p
@@ -547,10 +555,10 @@ class Lowerer:
         v = self.ex(e.operand, ctx)
         if e.op == "!":
             if v.elem != "bool":
-                raise self.err(f"`!` needs a bool or a set, but this is a {_kind_word(v.kind, v.elem)}", e.operand.span)
+                raise self.err(f"`!` needs a bool or a set, but this is {_a(_kind_word(v.kind, v.elem))}", e.operand.span)
             return Val(ir.Op("bool", e.span, "!", (v.ex,)), v.kind, "bool")
         if v.elem == "bool":
-            raise self.err(f"unary `-` needs a number, but this is a {_kind_word(v.kind, v.elem)}", e.operand.span)
+            raise self.err(f"unary `-` needs a number, but this is {_a(_kind_word(v.kind, v.elem))}", e.operand.span)
         if isinstance(v.ex, ir.Const):
             return Val(ir.Const(v.elem if v.elem != "vid" else "int", e.span, -v.ex.value), v.kind,
                        v.elem if v.elem != "vid" else "int")
@@ -594,7 +602,9 @@ class Lowerer:
         if f in BUILTIN_FUNCS:
             if len(e.args) != BUILTIN_FUNCS[f]:
                 n = BUILTIN_FUNCS[f]
-                raise self.err(f"`{f}` takes {n} argument{'s' if n != 1 else ''}, but {len(e.args)} were given", e.span)
+                got = len(e.args)
+                raise self.err(f"`{f}` takes {n} argument{'s' if n != 1 else ''}, but {got} "
+                               f"{'was' if got == 1 else 'were'} given", e.span)
             return self.builtin_call(e, ctx)
         if f in AGG_OPS:
             raise self.err(f"`{f}` is an aggregation; write `{f} [ head | generator, filters ]`", e.name_span)
@@ -621,7 +631,7 @@ class Lowerer:
             return Val(ir.Op("float", e.span, "float", (args[0].ex,)), kind, "float")
         for a, node in zip(args, e.args):
             if a.elem == "bool":
-                raise self.err(f"`{f}` needs numbers, but this is a {_kind_word(a.kind, a.elem)}", node.span)
+                raise self.err(f"`{f}` needs numbers, but this is {_a(_kind_word(a.kind, a.elem))}", node.span)
         if f in ("min", "max"):
             elem = join_elem(args[0].elem, args[1].elem) or "float"
             return Val(ir.Op(elem, e.span, f, (args[0].ex, args[1].ex)), kind, elem)
@@ -640,7 +650,7 @@ class Lowerer:
             if g.kind != el.ekind:
                 what = "an edge" if el.ekind == "edge" else "a vertex"
                 raise self.err(
-                    f"a {ir.Ty(g.kind, g.elem).word()} cannot be read at `{display(idx.id)}`, which is {what}",
+                    f"{_a(ir.Ty(g.kind, g.elem).word())} cannot be read at `{display(idx.id)}`, which is {what}",
                     e.span,
                 )
             return Val(self.read_at(g, el, e.span), "scalar" if ctx.dom == "T" else ctx.local_kind(), g.elem)
@@ -653,7 +663,7 @@ class Lowerer:
         if g.kind != "vertex":
             raise self.err(
                 f"`G[p]` with a vid `p` reads a vertex graph at the vertex with original ID p; "
-                f"this is a {_kind_word(g.kind, g.elem)}", e.base.span,
+                f"this is {_a(_kind_word(g.kind, g.elem))}", e.base.span,
             )
         p = self.ex(e.index, ctx)
         if p.elem not in ("vid", "int"):
@@ -765,7 +775,7 @@ class Lowerer:
         mask = self.filters(fs, inner, mask)
         head = self.ex(e.head, inner)
         if head.kind not in ("scalar", inner.local_kind()):
-            raise self.err(f"the head is a {_kind_word(head.kind, head.elem)}", e.head.span)
+            raise self.err(f"the head is {_a(_kind_word(head.kind, head.elem))}", e.head.span)
         res = head.ex
         if mask is not None:
             if head.elem == "bool":

@@ -227,10 +227,11 @@ def _expected_words(expected: set[str]) -> str:
 
 def _syntax_error(err: UnexpectedInput, text: str, file: str) -> G2PLError:
     hint = None
-    try:
-        hint = err.match_examples(_parser().parse, _HINTS, use_accepts=True)
-    except Exception:  # noqa: BLE001 - a failed hint lookup must not hide the real error
-        hint = None
+    if isinstance(err, UnexpectedToken):
+        try:
+            hint = err.match_examples(_parser().parse, _HINTS, use_accepts=True)
+        except Exception:  # noqa: BLE001 - a failed hint lookup must not hide the real error
+            hint = None
     line = getattr(err, "line", None) or 1
     col = getattr(err, "column", None) or 1
     if isinstance(err, UnexpectedToken) and err.token.type == "$END":

@@ -121,6 +121,8 @@ def exchange_fields(instr: ir.Instr, proc: ir.ProcIR) -> list[Field]:
                     out.setdefault("id", Field("id", "vid"))
         if instr.op in ("argmin", "argmax"):
             out.setdefault("id", Field("id", "vid"))
+        if not out:  # the sender computes the message value itself (the paper's naive code)
+            out[instr.target] = Field(instr.target, "int" if instr.op == "count" else instr.elem)
     elif isinstance(instr, ir.EndpointExchange):
         for var, _side, elem in instr.fields:
             out.setdefault(var, Field(var, elem))

@@ -58,11 +58,12 @@ class Graph:
     def id_to_index(self, orig_ids: Any) -> np.ndarray:
         """Internal index of each original ID (-1 where it is not a vertex); vectorized."""
         q = np.asarray(orig_ids)
-        if q.dtype.kind not in "iu":
-            if q.dtype.kind == "b" or q.size and not np.all(np.isfinite(q)):
-                return np.full(q.shape, -1, dtype=np.int64)
-            qi = q.astype(np.int64)
-            ok = qi == q
+        if q.dtype.kind == "f":
+            with np.errstate(invalid="ignore"):
+                ok = np.isfinite(q) & (q == np.floor(q)) & (np.abs(q) < MAX_VERTEX_ID)
+            qi = np.where(ok, q, -1).astype(np.int64)
+        elif q.dtype.kind not in "iu":
+            raise TypeError(f"id_to_index needs integer IDs, got dtype {q.dtype}")
         else:
             if q.dtype.kind == "u":
                 big = q > np.iinfo(np.int64).max

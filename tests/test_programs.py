@@ -1,0 +1,320 @@
+"""End-to-end tests of every program in programs/ against independent answers.
+
+Each program runs on several random graphs (sparse shuffled original IDs,
+several components, isolated vertices, self-loops and duplicate edges in the
+input; directed and weighted variants where they apply) and on the built-in
+generators, and its JSON output (spec section 8) is compared with networkx or
+with the reference implementations in `oracles.py`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from oracles import (
+    is_maximal_independent,
+    is_maximal_matching,
+    num,
+    random_graph,
+    ref_bfs,
+    ref_components,
+    ref_densest,
+    ref_kcore,
+    ref_matching,
+    ref_mis,
+    ref_pagerank_numpy,
+    ref_sssp,
+    to_nx,
+    vdict,
+)
+
+import g2pl
+from g2pl.graph import load_graph
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAM_DIR = ROOT / "programs"
+TESTED = {"bfs", "sssp", "pagerank", "cc", "pjcc", "kcore", "mis", "matching", "densest"}
+
+# (seed, number of vertices): three graphs of different sizes for every program.
+GRAPHS = [(101, 300), (202, 900), (303, 2500)]
+GRAPH_IDS = [f"seed{s}-n{n}" for s, n in GRAPHS]
+
+
+@pytest.fixture(scope="module")
+def progs() -> dict[str, g2pl.Program]:
+    return {p: g2pl.compile(str(PROGRAM_DIR / f"{p}.g2pl")) for p in sorted(TESTED)}
+
+
+def pick_roots(t) -> list[int]:
+    """A vertex of the largest piece, a vertex of another piece, and an isolated vertex."""
+    G = t.G
+    big = max(t.pieces, key=len)
+    other = min(t.pieces, key=len)
+    deg = dict(G.degree())
+    isolated = [v for v in t.ids if deg[v] == 0]
+    roots = [big[len(big) // 2], other[0]]
+    if isolated:
+        roots.append(isolated[0])
+    return roots
+
+
+def test_every_program_is_covered():
+    assert {p.stem for p in PROGRAM_DIR.glob("*.g2pl")} == TESTED
+
+
+# --------------------------------------------------------------------------- bfs
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_bfs(progs, seed, n, directed):
+    t = random_graph(seed, n, directed=directed, weighted=True)
+    for root in pick_roots(t):
+        got = vdict(progs["bfs"].run(t.g, {"root": root})["Level"])
+        assert got == ref_bfs(t.G, root)
+
+
+def test_bfs_root_not_a_vertex(progs):
+    t = random_graph(7, 200)
+    missing = max(t.ids) + 1
+    got = progs["bfs"].run(t.g, {"root": missing})["Level"]
+    assert set(got.values()) == {-1} and len(got) == t.g.n
+
+
+# --------------------------------------------------------------------------- sssp
+
+
+def assert_dist_equal(got: dict, exp: dict) -> None:
+    assert got.keys() == exp.keys()
+    for v, d in exp.items():
+        g = num(got[v])
+        if math.isinf(d):
+            assert got[v] == "inf", (v, got[v])
+        else:
+            assert g == pytest.approx(d, rel=1e-12, abs=1e-12), (v, g, d)
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_sssp_weighted(progs, seed, n, directed):
+    t = random_graph(seed + 1, n, directed=directed, weighted=True)
+    for root in pick_roots(t):
+        got = vdict(progs["sssp"].run(t.g, {"root": root})["Dist"])
+        assert_dist_equal(got, ref_sssp(t.G, root))
+
+
+def test_sssp_unweighted_is_bfs(progs):
+    t = random_graph(17, 600, weighted=False)
+    root = pick_roots(t)[0]
+    got = vdict(progs["sssp"].run(t.g, {"root": root})["Dist"])
+    exp = {v: (math.inf if lv < 0 else float(lv)) for v, lv in ref_bfs(t.G, root).items()}
+    assert_dist_equal(got, exp)
+
+
+# --------------------------------------------------------------------------- pagerank
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_pagerank_vs_networkx(progs, seed, n, directed):
+    t = random_graph(seed + 2, n, directed=directed)
+    got = vdict(progs["pagerank"].run(t.g, {"iters": 100, "damping": 0.85})["PR"])
+    exp = nx.pagerank(t.G, alpha=0.85, weight=None, tol=1e-13, max_iter=10_000)
+    assert got.keys() == exp.keys()
+    err = max(abs(got[v] - exp[v]) for v in exp)
+    assert err < 1e-9
+    assert math.fsum(got.values()) == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_pagerank_20_iterations_vs_power_iteration(progs, seed, n, directed):
+    t = random_graph(seed + 3, n, directed=directed)
+    got = vdict(progs["pagerank"].run(t.g, {"iters": 20, "damping": 0.85})["PR"])
+    exp = ref_pagerank_numpy(t.G, 20, 0.85)
+    assert got.keys() == exp.keys()
+    assert max(abs(got[v] - exp[v]) for v in exp) < 1e-12
+
+
+def test_pagerank_zero_iterations_is_uniform(progs):
+    t = random_graph(5, 250, directed=True)
+    got = progs["pagerank"].run(t.g, {"iters": 0, "damping": 0.5})["PR"]
+    assert set(got.values()) == {1.0 / t.g.n}
+
+
+# --------------------------------------------------------------------------- connected components
+
+
+@pytest.mark.parametrize("prog", ["cc", "pjcc"])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_components(progs, prog, seed, n):
+    t = random_graph(seed + 4, n)
+    res = progs[prog].run(t.g)
+    assert len(res.values) == 1
+    got = vdict(res.values[0]["value"])
+    assert got == ref_components(t.G)
+    assert all(type(x) is int for x in got.values())
+
+
+# --------------------------------------------------------------------------- k-core
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_kcore(progs, seed, n, k):
+    t = random_graph(seed + 5, n)
+    got = progs["kcore"].run(t.g, {"k": k})["S"]
+    exp = sorted(nx.k_core(t.G, k).nodes)
+    assert got == exp
+    assert exp == sorted(ref_kcore(t.G, k))
+
+
+def test_kcore_trivial_k(progs):
+    t = random_graph(9, 300)
+    assert progs["kcore"].run(t.g, {"k": 0})["S"] == t.ids
+    assert progs["kcore"].run(t.g, {"k": 1})["S"] == sorted(v for v in t.ids if t.G.degree(v) > 0)
+    assert progs["kcore"].run(t.g, {"k": 10_000})["S"] == []
+
+
+# --------------------------------------------------------------------------- MIS
+
+
+@pytest.mark.parametrize("rseed", [0, 12345])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_mis(progs, seed, n, rseed):
+    t = random_graph(seed + 6, n)
+    got = progs["mis"].run(t.g, seed=rseed)["I"]
+    assert is_maximal_independent(t.G, got)
+    assert got == ref_mis(t.G, rseed)
+
+
+# --------------------------------------------------------------------------- matching
+
+
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_matching(progs, seed, n):
+    t = random_graph(seed + 7, n)
+    got = progs["matching"].run(t.g)["M"]
+    assert is_maximal_matching(t.G, got)
+    assert all(a < b for a, b in got), "undirected edges are reported smaller ID first"
+    assert got == ref_matching(t.G)
+
+
+# --------------------------------------------------------------------------- densest subgraph
+
+
+@pytest.mark.parametrize("seed,n,shapes", [
+    (101, 300, None),
+    (202, 900, ("clique", "tree", "sparse")),
+    (303, 2500, ("dense", "cycle", "clique", "tree")),
+    (404, 700, ("sparse", "tree")),
+])
+def test_densest(progs, seed, n, shapes):
+    t = random_graph(seed + 8, n, shapes=shapes)
+    got = progs["densest"].run(t.g)["R"]
+    exp = ref_densest(t.G)
+    assert got == exp
+    if shapes and "clique" in shapes:
+        assert len(exp) < t.g.n, "a clique piece makes the answer a proper subset"
+
+
+# --------------------------------------------------------------------------- optimisation levels
+
+
+@pytest.mark.parametrize("prog,args", [
+    ("bfs", None), ("sssp", None), ("pagerank", {"iters": 30, "damping": 0.85}), ("cc", {}), ("pjcc", {}),
+    ("kcore", {"k": 3}), ("mis", {}), ("matching", {}), ("densest", {}),
+])
+def test_optimisation_levels_agree(prog, args):
+    t = random_graph(55, 700, weighted=True, shapes=("dense", "tree", "cycle"))
+    if args is None:
+        args = {"root": pick_roots(t)[0]}
+    outs = {}
+    for opt in (0, 1, 2):
+        p = g2pl.compile(str(PROGRAM_DIR / f"{prog}.g2pl"), opt=opt)
+        outs[opt] = p.run(t.g, args, seed=3).values
+    assert outs[0] == outs[2]
+    assert outs[1] == outs[2]
+
+
+# --------------------------------------------------------------------------- built-in generators
+
+
+GENERATED = ["ws:2000:6:0.3", "er:1500:3000", "kron:9:8"]
+
+
+@pytest.mark.parametrize("spec", GENERATED)
+def test_programs_on_generated_graphs(progs, spec):
+    g = load_graph(spec, seed=1)
+    G = to_nx(g)
+    assert g.n == G.number_of_nodes() and g.m == G.number_of_edges()
+    root = int(g.ids[0])
+    assert vdict(progs["bfs"].run(g, {"root": root})["Level"]) == ref_bfs(G, root)
+    assert_dist_equal(vdict(progs["sssp"].run(g, {"root": root})["Dist"]), ref_sssp(G, root))
+    pr = vdict(progs["pagerank"].run(g, {"iters": 100, "damping": 0.85})["PR"])
+    exp = nx.pagerank(G, alpha=0.85, weight=None, tol=1e-13, max_iter=10_000)
+    assert max(abs(pr[v] - exp[v]) for v in exp) < 1e-9
+    comp = ref_components(G)
+    assert vdict(progs["cc"].run(g)["L"]) == comp
+    assert vdict(progs["pjcc"].run(g)["P"]) == comp
+    assert progs["kcore"].run(g, {"k": 3})["S"] == sorted(nx.k_core(G, 3).nodes)
+    mis = progs["mis"].run(g, seed=1)["I"]
+    assert is_maximal_independent(G, mis) and mis == ref_mis(G, 1)
+    mm = progs["matching"].run(g)["M"]
+    assert is_maximal_matching(G, mm) and mm == ref_matching(G)
+    assert progs["densest"].run(g)["R"] == ref_densest(G)
+
+
+def test_generated_directed_graph(progs):
+    g = load_graph("er:800:2400", directed=True, seed=4)
+    G = to_nx(g)
+    assert G.is_directed() and g.m == G.number_of_edges()
+    root = int(g.ids[3])
+    assert vdict(progs["bfs"].run(g, {"root": root})["Level"]) == ref_bfs(G, root)
+    assert_dist_equal(vdict(progs["sssp"].run(g, {"root": root})["Dist"]), ref_sssp(G, root))
+    pr = vdict(progs["pagerank"].run(g, {"iters": 20, "damping": 0.85})["PR"])
+    exp = ref_pagerank_numpy(G, 20, 0.85)
+    assert max(abs(pr[v] - exp[v]) for v in exp) < 1e-12
+
+
+def test_graph_spec_string_is_loaded_by_run(progs):
+    g = load_graph("ws:500:4:0.2", seed=3)
+    a = progs["cc"].run(g, seed=3).values
+    b = progs["cc"].run("ws:500:4:0.2", seed=3).values
+    assert a == b
+
+
+@pytest.mark.parametrize("prog,args", [
+    ("bfs", {"root": 5}), ("sssp", {"root": 5}), ("pagerank", {"iters": 25, "damping": 0.85}),
+    ("cc", {}), ("pjcc", {}), ("kcore", {"k": 3}), ("mis", {}), ("matching", {}), ("densest", {}),
+])
+def test_same_seed_same_result(progs, prog, args):
+    g1 = load_graph("ws:2000:6:0.3", seed=1)
+    g2 = load_graph("ws:2000:6:0.3", seed=1)
+    r1 = progs[prog].run(g1, args, seed=7)
+    r2 = progs[prog].run(g2, args, seed=7)
+    assert r1.values == r2.values
+    for key in ("supersteps", "messages"):
+        assert r1.stats[key] == r2.stats[key]
+    assert [s["messages"] for s in r1.stats["per_superstep"]] == [s["messages"] for s in r2.stats["per_superstep"]]
+    assert len(r1.stats["per_superstep"]) == r1.stats["supersteps"]
+
+
+def test_mis_depends_on_seed(progs):
+    g = load_graph("ws:2000:6:0.3", seed=1)
+    G = to_nx(g)
+    a = progs["mis"].run(g, seed=1)["I"]
+    b = progs["mis"].run(g, seed=2)["I"]
+    assert a != b
+    assert is_maximal_independent(G, a) and is_maximal_independent(G, b)
+    assert b == ref_mis(G, 2)
+
+
+def test_generators_depend_on_seed():
+    a = load_graph("ws:2000:6:0.3", seed=1)
+    b = load_graph("ws:2000:6:0.3", seed=2)
+    assert a.n == b.n == 2000
+    assert not (a.m == b.m and (a.src == b.src).all() and (a.dst == b.dst).all())
