@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -15,10 +15,9 @@ import numpy as np
 from g2pl.compiler import ast as A
 from g2pl.compiler import ir
 from g2pl.compiler.pipeline import PASS_NAMES, Compilation, compile_module
-from g2pl.errors import G2PLError, G2PLRuntimeError
+from g2pl.errors import G2PLError
 from g2pl.graph import Graph, load_graph
-from g2pl.runtime.engine import Runtime
-from g2pl.runtime.output import convert
+from g2pl.runtime.driver import execute
 
 __all__ = ["compile", "load_graph", "Program", "Result", "Graph", "parse_args"]
 
@@ -30,8 +29,6 @@ class Result:
     entry: str
     values: list[dict]
     stats: dict
-    raw: list[tuple[str, str, str, Any]] = field(default_factory=list, repr=False)
-
     def __getitem__(self, name: str) -> Any:
         for v in self.values:
             if v["name"] == name:
@@ -176,9 +173,14 @@ class Program:
             self._modules[name] = mod
         return self._modules[name]
 
-    def run(self, graph: Graph | str, args: dict[str, Any] | None = None, backend: str = "numpy", seed: int = 0,
-            entry: str | None = None, max_supersteps: int | None = None, directed: bool = False) -> Result:
-        """Run a procedure on a graph (a `Graph` or a file/generator spec)."""
+    def run(self, graph: Graph | str | None, args: dict[str, Any] | None = None, backend: str = "numpy",
+            seed: int = 0, entry: str | None = None, max_supersteps: int | None = None, directed: bool = False,
+            comm=None) -> Result:
+        """Run a procedure on a graph (a `Graph` or a file/generator spec).
+
+        Under MPI (`comm` with several ranks) only rank 0 needs the graph and
+        only rank 0's result holds the values; the statistics cover all ranks.
+        """
         if backend not in ("numpy", "cupy"):
             raise G2PLError(f"unknown backend `{backend}`; expected numpy or cupy")
         if backend == "cupy":
@@ -186,27 +188,12 @@ class Program:
         name = self.entry_name(entry)
         comp = self._compiled[name]
         argv = parse_args(comp.proc.params, dict(args or {}), name)
-        if isinstance(graph, str):
+        rank = 0 if comm is None else comm.rank
+        if isinstance(graph, str) and rank == 0:
             graph = load_graph(graph, directed=directed, seed=seed)
-        mod = self.load(name)
-        rt = Runtime(graph, mod, seed=seed, max_supersteps=max_supersteps)
-        rt.stats.backend = backend
-        rt.stats.opt_level = self.opt
-        rt.stats.entry = name
-        rt.stats.graph = {"name": graph.name, "n": int(graph.n), "m": int(graph.m), "directed": bool(graph.directed),
-                          **{k: v for k, v in graph.info.items() if isinstance(v, (int, float, str, bool))}}
-        with np.errstate(all="ignore"):
-            try:
-                raw = mod.run(rt, argv)
-            except G2PLError:
-                raise
-            except MemoryError:
-                raise G2PLRuntimeError("out of memory while running the program") from None
-        rt.finish(None)
-        values = [
-            {"name": n, "kind": k, "type": e, "value": convert(k, e, v, graph)} for (n, k, e, v) in raw
-        ]
-        return Result(name, values, rt.stats.as_dict(), raw)
+        values, stats = execute(self.load(name), graph, argv, seed=seed, max_supersteps=max_supersteps,
+                                comm=comm, backend=backend, opt=self.opt, entry=name)
+        return Result(name, values if values is not None else [], stats)
 
 
 def compile(source_or_path: str | Path, opt: int = 2, disable: tuple[str, ...] | list[str] = (),  # noqa: A001

@@ -280,7 +280,7 @@ def ref_densest(G: nx.Graph, eps: float = 0.01) -> list[int]:
     dR = _density(G, R)
     while S:
         theta = 2.0 * (1.0 + eps) * _density(G, S)
-        S = {v for v in S if sum(1 for u in G[v] if u in S) >= theta}
+        S = {v for v in S if sum(1 for u in G[v] if u in S) > theta}
         dS = _density(G, S)
         if dS > dR:  # nan (empty S) compares false
             R, dR = set(S), dS

@@ -70,13 +70,30 @@ def test_empty_rules():
     assert K.empty_value("and", "bool") is True
 
 
-def test_global_reduce_ties_to_smaller_id():
+def _global(op, vals, ids, elem, split):
+    """Aggregate in `split` pieces (as ranks would) and combine the partials."""
+    vk = K.value_kind(op, vals, elem)
+    parts = [K.partial(op, vals[a:b], None, elem, ids[a:b], vk) for a, b in zip(split[:-1], split[1:])]
+    acc = parts[0].copy()
+    for p in parts[1:]:
+        K.combine(((op, vk),), p, acc)
+    return K.finish(op, elem, vk, acc)
+
+
+def test_global_reduce_ties_to_smaller_id_across_ranks():
     vals = np.array([3.0, 1.0, 1.0, 2.0])
     ids = np.array([10, 42, 7, 1])
-    part, _ = K.flat_reduce("argmin", vals, None, "float", ids)
-    assert K.finish_reduce("argmin", part, "vid") == 7
-    part, _ = K.flat_reduce("min", vals, np.zeros(4, bool), "float", ids)
-    assert K.finish_reduce("min", part, "float") == np.inf
+    for split in ([0, 4], [0, 2, 4], [0, 1, 2, 3, 4], [0, 0, 3, 4]):
+        assert _global("argmin", vals, ids, "vid", split) == 7
+        assert _global("argmax", vals, ids, "vid", split) == 10
+        assert _global("sum", vals, ids, "float", split) == 7.0
+        assert _global("min", vals, ids, "float", split) == 1.0
+        assert _global("avg", vals, ids, "float", split) == 1.75
+        assert _global("count", vals, ids, "int", split) == 4
+    empty = np.zeros(0)
+    assert _global("min", empty, np.zeros(0, np.int64), "float", [0, 0, 0]) == np.inf
+    assert _global("max", empty.astype(np.int64), np.zeros(0, np.int64), "vid", [0, 0]) == -1
+    assert _global("argmin", empty, np.zeros(0, np.int64), "vid", [0, 0, 0]) == -1
 
 
 def test_uniform_is_keyed_by_element_not_position():

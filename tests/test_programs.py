@@ -15,6 +15,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 from oracles import (
+    from_edges,
     is_maximal_independent,
     is_maximal_matching,
     num,
@@ -318,3 +319,106 @@ def test_generators_depend_on_seed():
     b = load_graph("ws:2000:6:0.3", seed=2)
     assert a.n == b.n == 2000
     assert not (a.m == b.m and (a.src == b.src).all() and (a.dst == b.dst).all())
+
+
+# --------------------------------------------------------------------------- small graphs and corner cases
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_small_graph_sweep(progs, seed):
+    """Many small graphs: ties in degree / ID ordering are frequent here."""
+    t = random_graph(1000 + seed, 20 + 7 * seed, shapes=("clique", "tree", "sparse", "cycle", "dense"))
+    G = t.G
+    mm = progs["matching"].run(t.g)["M"]
+    assert mm == ref_matching(G) and is_maximal_matching(G, mm)
+    mis = progs["mis"].run(t.g, seed=seed)["I"]
+    assert mis == ref_mis(G, seed) and is_maximal_independent(G, mis)
+    assert progs["densest"].run(t.g)["R"] == ref_densest(G)
+    for k in (1, 2, 3, 4):
+        assert progs["kcore"].run(t.g, {"k": k})["S"] == sorted(nx.k_core(G, k).nodes)
+    comp = ref_components(G)
+    assert vdict(progs["cc"].run(t.g)["L"]) == comp
+    assert vdict(progs["pjcc"].run(t.g)["P"]) == comp
+
+
+BIG_ID = 2**62 - 1
+CORNER_GRAPHS = {
+    "single-vertex": ([], [77]),
+    "edgeless": ([], [5, 9, 2**40]),
+    "one-edge": ([(BIG_ID, 3)], []),
+    "star": ([(1000, x) for x in (5, 17, 2**61, 99999, 4)], []),
+    "k6": ([(a, b) for a in range(6) for b in range(a + 1, 6)], []),
+    "huge-ids": ([(BIG_ID - i, BIG_ID - i - 1) for i in range(0, 20, 2)] + [(BIG_ID - 1, 2**61), (2**61, 0)],
+                 [BIG_ID - 100]),
+    "two-triangles": ([(1, 2), (2, 3), (3, 1), (10, 20), (20, 30), (30, 10), (3, 10)], []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORNER_GRAPHS))
+def test_corner_case_graphs(progs, name):
+    edges, isolated = CORNER_GRAPHS[name]
+    g = from_edges(edges, isolated=isolated)
+    G = to_nx(g)
+    root = int(g.ids[-1])
+    assert vdict(progs["bfs"].run(g, {"root": root})["Level"]) == ref_bfs(G, root)
+    assert_dist_equal(vdict(progs["sssp"].run(g, {"root": root})["Dist"]), ref_sssp(G, root))
+    pr = vdict(progs["pagerank"].run(g, {"iters": 20, "damping": 0.85})["PR"])
+    exp = ref_pagerank_numpy(G, 20, 0.85)
+    assert max(abs(pr[v] - exp[v]) for v in G) < 1e-12
+    comp = ref_components(G)
+    assert vdict(progs["cc"].run(g)["L"]) == comp
+    assert vdict(progs["pjcc"].run(g)["P"]) == comp
+    for k in (0, 1, 2, 3, 5):
+        assert progs["kcore"].run(g, {"k": k})["S"] == sorted(nx.k_core(G, k).nodes)
+    assert progs["mis"].run(g, seed=2)["I"] == ref_mis(G, 2)
+    assert progs["matching"].run(g)["M"] == ref_matching(G)
+    assert progs["densest"].run(g)["R"] == ref_densest(G)
+
+
+def test_densest_density_tie_keeps_earlier_set(progs):
+    # V has 9 edges on 9 vertices, vertex 4 isolated (density 1). The first peel (threshold 2.02) keeps {2, 5, 6, 7}
+    # with edges 2-6 2-7 5-6 6-7: density 4/4 = 1 again, which is NOT strictly larger, so R stays V.
+    ids = {i: 1_000_003 * (9 - i) + 11 for i in range(9)}  # scrambled, non-contiguous IDs
+    edges = [(0, 5), (0, 7), (1, 3), (2, 6), (2, 7), (2, 8), (3, 5), (5, 6), (6, 7)]
+    g = from_edges([(ids[a], ids[b]) for a, b in edges], isolated=[ids[4]])
+    G = to_nx(g)
+    exp = ref_densest(G)
+    assert exp == sorted(ids.values())
+    assert progs["densest"].run(g)["R"] == exp
+
+
+def test_densest_prefers_clique():
+    # A 6-clique (density 2.5) joined to a long path: the answer is exactly the clique.
+    clique = [(a, b) for a in range(6) for b in range(a + 1, 6)]
+    path = [(5, 6)] + [(i, i + 1) for i in range(6, 40)]
+    g = from_edges([(7 * a + 3, 7 * b + 3) for a, b in clique + path])
+    prog = g2pl.compile(str(PROGRAM_DIR / "densest.g2pl"))
+    assert prog.run(g)["R"] == [7 * a + 3 for a in range(6)]
+
+
+# --------------------------------------------------------------------------- statistics (-O0 baseline)
+
+
+@pytest.mark.parametrize("prog,args", [
+    ("bfs", None), ("cc", {}), ("kcore", {"k": 3}), ("mis", {}), ("matching", {}), ("densest", {}),
+    ("sssp", None), ("pagerank", {"iters": 5, "damping": 0.85}),
+])
+def test_O0_messages_follow_the_naive_formula(prog, args):
+    # Spec 5: at -O0 every exchange superstep sends one record per adjacency entry (2|E| undirected).
+    t = random_graph(61, 500)
+    if args is None:
+        args = {"root": pick_roots(t)[0]}
+    res = g2pl.compile(str(PROGRAM_DIR / f"{prog}.g2pl"), opt=0).run(t.g, args)
+    s = res.stats
+    assert s["supersteps"] >= 2
+    assert s["messages"] == (s["supersteps"] - 1) * 2 * t.g.m
+    assert len(s["per_superstep"]) == s["supersteps"]
+    assert sum(x["messages"] for x in s["per_superstep"]) == s["messages"]
+    assert s["per_superstep"][-1]["messages"] == 0
+
+
+def test_O0_remote_reads_add_traffic():
+    t = random_graph(62, 500)
+    s = g2pl.compile(str(PROGRAM_DIR / "pjcc.g2pl"), opt=0).run(t.g).stats
+    assert s["messages"] > (s["supersteps"] - 1) * 2 * t.g.m
+    assert sum(x["messages"] for x in s["per_superstep"]) == s["messages"]

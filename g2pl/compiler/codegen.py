@@ -137,14 +137,20 @@ class _ExGen:
     def prologue(self) -> list[str]:
         """Lines that fetch per-adjacency-entry reads (message fields, receiver and edge values)."""
         out = []
+        nbr = [(var, local) for (var, pos), local in self.adj_reads.items() if pos == "nbr"]
+        if nbr:
+            exts = [f"_x{i}" for i in range(len(nbr))]
+            arrays = ", ".join(pyname(v) for v, _ in nbr)
+            names = ", ".join(repr(v) for v, _ in nbr)
+            out.append(f"{', '.join(exts)}, = rt.exchange_fields(({arrays},), ({names},))  "
+                       f"# message fields {', '.join(_comment(v) for v, _ in nbr)}")
+            for x, (_v, local) in zip(exts, nbr):
+                out.append(f"{local} = {x}[adj.nbr]")
         for (var, pos), local in self.adj_reads.items():
-            src = pyname(var)
-            if pos == "nbr":
-                out.append(f"{local} = rt.pull({src}, adj)  # message field `{_comment(var)}` from neighbours")
-            elif pos == "self":
-                out.append(f"{local} = rt.at_receiver({src}, adj)")
-            else:
-                out.append(f"{local} = rt.at_edge({src}, adj)")
+            if pos == "self":
+                out.append(f"{local} = rt.at_receiver({pyname(var)}, adj)")
+            elif pos == "edge":
+                out.append(f"{local} = rt.at_edge({pyname(var)}, adj)")
         return out
 
 
@@ -195,14 +201,17 @@ class CodeGen:
         val, p1 = self.ex(i.value, i.dom)
         mask, p2 = self.ex(i.mask, i.dom)
         return p1 + p2 + [
-            f"{pyname(i.target)} = rt.global_reduce({i.op!r}, {val}, {mask}, {i.dom!r}, {i.elem!r})"
+            f"h_{pyname(i.target)} = rt.aggregate({i.op!r}, {val}, {mask}, {i.dom!r}, {i.elem!r})"
         ]
 
     def _instr_EndpointExchange(self, i: ir.EndpointExchange) -> list[str]:
-        return [
-            f"{pyname(t)} = rt.endpoint({pyname(var)}, {side!r})  # {_comment(var)} at edge endpoint {side}"
-            for (var, side, _elem), t in zip(i.fields, i.targets)
-        ]
+        vars_ = list(dict.fromkeys(var for var, _side, _elem in i.fields))
+        exts = {v: f"_x{k}" for k, v in enumerate(vars_)}
+        lines = [f"{', '.join(exts.values())}, = rt.endpoints(({', '.join(pyname(v) for v in vars_)},), "
+                 f"({', '.join(repr(v) for v in vars_)},))  # vertex values for edge endpoints"]
+        for (var, side, _elem), t in zip(i.fields, i.targets):
+            lines.append(f"{pyname(t)} = {exts[var]}[rt.{side}]  # {_comment(var)} at endpoint {side}")
+        return lines
 
     def _instr_RemoteMark(self, i: ir.RemoteMark) -> list[str]:
         idx, p1 = self.ex(i.index, i.dom)
@@ -236,7 +245,11 @@ class CodeGen:
             for x in s.exchange:
                 body.append(self.line_comment(x.instr.span.line))
                 body += self.exchange(x)
-            body.append(f"rt.end_superstep({s.id})")
+            body.append(f"rt.end_superstep({s.id})  # barrier; aggregators combined")
+            for x in s.exchange:
+                if isinstance(x.instr, ir.GlobalReduce):
+                    t = pyname(x.instr.target)
+                    body.append(f"{t} = rt.result(h_{t})")
         body += self.terminator(s)
         out += ["    " + b for b in body]
         return out
@@ -257,7 +270,8 @@ class CodeGen:
         if t.ret is None:
             return ["return []"]
         items = ", ".join(
-            f"({v.name!r}, {v.ty.kind!r}, {v.ty.elem!r}, {pyname(v.var)})" for v in t.ret.values
+            f"({v.name!r}, {v.ty.kind!r}, {v.ty.elem!r}, rt.collect({v.ty.kind!r}, {v.ty.elem!r}, {pyname(v.var)}))"
+            for v in t.ret.values
         )
         return [self.line_comment(t.ret.span.line), f"return [{items}]"]
 

@@ -250,8 +250,8 @@ class Lowerer:
         if v.kind != "scalar":
             hint = ""
             if v.elem == "bool":
-                what = e.id if isinstance(e, A.Name) else "X"
-                hint = f" (did you mean `{what} != {'emptyE' if v.kind == 'edge' else 'empty'}`?)"
+                set_name = e.id if isinstance(e, A.Name) else "X"
+                hint = f" (did you mean `{set_name} != {'emptyE' if v.kind == 'edge' else 'empty'}`?)"
             raise self.err(
                 f"{_a(f'`{what}` condition')} must be a scalar bool, but this is {_a(_kind_word(v.kind, v.elem))}{hint}",
                 e.span,
@@ -534,7 +534,8 @@ class Lowerer:
         v = self.ex(e, self.hoist_ctx(ctx))
         if v.kind == "scalar":
             return v
-        if isinstance(v.ex, (ir.Const, ir.Ids)) or (isinstance(v.ex, ir.Load) and v.ex.pos == "here"):
+        if isinstance(v.ex, ir.Const) and v.elem == "bool" or isinstance(v.ex, ir.Ids) \
+                or (isinstance(v.ex, ir.Load) and v.ex.pos == "here"):
             return v
         t = self.materialize(v, e.span)
         return Val(ir.Load(v.elem, e.span, t, v.kind), v.kind, v.elem)
@@ -679,6 +680,9 @@ class Lowerer:
             self.emit(ir.GlobalReduce(e.span, t, "pick", "V", g.ex, mask, g.elem))
             return Val(ir.Load(g.elem, e.span, t, "scalar"), "scalar", g.elem)
         dom = "V" if p.kind == "vertex" else "E"
+        if dom == "E":
+            (pex,) = self.finish_edge([p.ex], e.span)
+            p = Val(pex, p.kind, p.elem)
         if isinstance(g.ex, ir.Const):
             return Val(ir.Where("bool", e.span, ir.Op("bool", e.span, "!=", (p.ex, ir.Const("int", e.span, -1))),
                                 g.ex, ir.Const("bool", e.span, False)), p.kind, "bool")

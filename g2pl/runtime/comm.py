@@ -1,7 +1,8 @@
 """Communicators: every cross-rank exchange and reduction of the runtime goes through one.
 
-`SingleComm` is the one-rank implementation. An MPI communicator provides the
-same methods, so generated code and the engine do not change between them.
+`SingleComm` is the one-rank implementation; `MPIComm` (g2pl.runtime.mpi)
+provides the same methods over mpi4py, so generated code and the engine do
+not change between them.  Both count the bytes they send to other ranks.
 """
 
 from __future__ import annotations
@@ -12,17 +13,31 @@ import numpy as np
 
 
 class SingleComm:
-    """One rank: reductions are identities, nothing crosses ranks."""
+    """One rank: nothing crosses ranks."""
 
     rank = 0
     size = 1
 
-    def allreduce(self, values: np.ndarray, op: str) -> np.ndarray:
-        """Element-wise reduction of a small host array over ranks (all aggregators of a superstep at once)."""
-        return values
+    def __init__(self) -> None:
+        self.bytes_sent = 0
+
+    def alltoallv(self, send: np.ndarray, send_counts: np.ndarray, recv_counts: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Personalized all-to-all; returns (received data, received counts per source rank)."""
+        return send, np.asarray(send_counts, dtype=np.int64)
+
+    def allreduce_partials(self, partials: np.ndarray, layout: tuple) -> np.ndarray:
+        """All aggregators of a superstep in one reduction (see kernels.combine)."""
+        return partials
+
+    def gather(self, obj: Any) -> list[Any] | None:
+        return [obj]
 
     def bcast(self, obj: Any) -> Any:
         return obj
+
+    def allgather(self, obj: Any) -> list[Any]:
+        return [obj]
 
     def barrier(self) -> None:
         return None

@@ -1,12 +1,15 @@
 """The BSP runtime a generated module runs on (`rt` in generated code).
 
 The driver owns the graph, the communicator, timing and statistics; the
-generated module only calls the verbs below.  All arrays are *local*: the
-vertices and edges this rank holds (all of them with one rank).
+generated module only calls the verbs below.  Vertex arrays hold this rank's
+*owned* vertices, edge arrays its *local* edges (those with an owned
+endpoint); a ghost exchange extends a vertex array with the values of the
+ghost vertices ("ext" arrays).  With one rank nothing is exchanged.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -15,17 +18,21 @@ import numpy as np
 from g2pl.errors import G2PLRuntimeError
 from g2pl.runtime import kernels as K
 from g2pl.runtime.comm import SingleComm
+from g2pl.runtime.partition import LocalGraph, whole
+
+ELEM_SIZE = {"bool": 1, "int": 8, "float": 8, "vid": 8}
+DEFAULTS = {"bool": False, "int": 0, "float": 0.0, "vid": -1}
 
 
 class Adjacency:
-    """One direction of the local adjacency (CSR rows = receiving vertices)."""
+    """One direction of the local adjacency: CSR rows = owned receiving vertices, nbr in ext index."""
 
-    def __init__(self, indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, ids: np.ndarray) -> None:
+    def __init__(self, indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, ext_ids: np.ndarray) -> None:
         self.seg = K.Segments(indptr)
         self.nbr = nbr
         self.eid = eid
         self.owner = self.seg.owner
-        self._ids = ids
+        self._ext_ids = ext_ids
         self._nbr_ids: np.ndarray | None = None
         self._self_ids: np.ndarray | None = None
 
@@ -36,14 +43,25 @@ class Adjacency:
     @property
     def nbr_ids(self) -> np.ndarray:
         if self._nbr_ids is None:
-            self._nbr_ids = self._ids[self.nbr]
+            self._nbr_ids = self._ext_ids[self.nbr]
         return self._nbr_ids
 
     @property
     def self_ids(self) -> np.ndarray:
         if self._self_ids is None:
-            self._self_ids = self._ids[self.owner]
+            self._self_ids = self._ext_ids[self.owner]
         return self._self_ids
+
+
+@dataclass
+class RemoteRequest:
+    """State between the request and the reply superstep of a remote read."""
+
+    ids: np.ndarray  # requested original IDs, per requesting element
+    order: np.ndarray  # requesting elements sorted by owner rank
+    send_counts: np.ndarray
+    received: np.ndarray  # IDs other ranks asked this rank for
+    recv_counts: np.ndarray
 
 
 @dataclass
@@ -55,6 +73,7 @@ class SuperstepStat:
     record_bytes: int
     active: int
     time_s: float
+    comm_s: float = 0.0
 
     def as_dict(self) -> dict:
         return {
@@ -73,6 +92,7 @@ class Stats:
     graph: dict = field(default_factory=dict)
     opt_level: int = 0
     entry: str = ""
+    per_rank: list[dict] = field(default_factory=list)
 
     @property
     def supersteps(self) -> int:
@@ -91,54 +111,78 @@ class Stats:
             "time_s": self.time_s,
             "load_time_s": self.load_time_s,
             "graph": self.graph,
+            "per_rank": self.per_rank,
             "per_superstep": [s.as_dict() for s in self.per_superstep],
         }
+
+
+def _fault_injection() -> tuple[int, int] | None:
+    """Testing hook: G2PL_FAIL_AT=RANK:SUPERSTEP makes that rank fail when that superstep ends."""
+    spec = os.environ.get("G2PL_FAIL_AT")
+    if not spec:
+        return None
+    r, s = spec.split(":")
+    return int(r), int(s)
 
 
 class Runtime:
     """Runtime verbs over one rank's part of a graph."""
 
-    def __init__(self, graph, module, *, seed: int = 0, comm=None, max_supersteps: int | None = None) -> None:
+    def __init__(self, lg: LocalGraph, module, *, seed: int = 0, comm=None, max_supersteps: int | None = None
+                 ) -> None:
         self.xp = np
         self.comm = comm or SingleComm()
-        self.g = graph
-        self.n = graph.n
-        self.m = graph.m
-        self.ids = graph.ids
-        self.src = graph.src
-        self.dst = graph.dst
-        self.src_ids = graph.ids[graph.src]
-        self.dst_ids = graph.ids[graph.dst]
-        self.weight = graph.weight
+        if not isinstance(lg, LocalGraph):  # a whole Graph: the one-rank view of it
+            lg = whole(lg)
+        self.lg = lg
+        self.n = lg.n
+        self.m = lg.m
+        self.ids = lg.ids
+        self.src = lg.src
+        self.dst = lg.dst
+        self.src_ids = lg.ext_ids[lg.src]
+        self.dst_ids = lg.ext_ids[lg.dst]
+        self.weight = lg.weight
         self.seed = int(seed)
         self.max_supersteps = max_supersteps
+        self.naive = int(getattr(module, "OPT_LEVEL", 0)) == 0  # -O0: every record carries all fields
+        self.record_fields: list[tuple[str, str]] = list(getattr(module, "RECORD_FIELDS", []))
         self.record_bytes = int(getattr(module, "RECORD_BYTES", 0))
+        self._offsets: dict[str, int] = {}
+        off = 0
+        for name, elem in self.record_fields:
+            self._offsets[name] = off
+            off += ELEM_SIZE[elem]
         need_in, need_out = getattr(module, "NAIVE_DIRECTIONS", (True, False))
         self._adj: dict[bool, Adjacency] = {}
         self._rand_counts = [0] * int(getattr(module, "RAND_SITES", 0))
         # naive (-O0) broadcast: every vertex sends one record along every adjacency entry it has
-        if graph.directed:
-            entries = (graph.m if need_in else 0) + (graph.m if need_out else 0)
+        if lg.directed:
+            entries = (len(lg.in_nbr) if need_in else 0) + (len(lg.out_nbr) if need_out else 0)
         else:
-            entries = 2 * graph.m
+            entries = len(lg.in_nbr)
         self.naive_entries = entries if self.record_bytes > 0 else 0
         self.stats = Stats(ranks=self.comm.size)
         self._pending_msgs = 0
-        self._pending_bytes = 0
+        self._aggs: list[tuple[str, str, str, np.ndarray]] = []
+        self._agg_results: list = []
+        self._exchanged = False
+        self._comm_s = 0.0
+        self._fail_at = _fault_injection()
         self._t_last = time.perf_counter()
         self._t_start = self._t_last
 
     # ------------------------------------------------------------ structure
 
     def adj(self, out: bool = False) -> Adjacency:
-        out = bool(out) and self.g.directed
+        out = bool(out) and self.lg.directed
         a = self._adj.get(out)
         if a is None:
-            g = self.g
+            lg = self.lg
             if out:
-                a = Adjacency(g.out_indptr, g.out_nbr, g.out_eid, g.ids)
+                a = Adjacency(lg.out_indptr, lg.out_nbr, lg.out_eid, lg.ext_ids)
             else:
-                a = Adjacency(g.in_indptr, g.in_nbr, g.in_eid, g.ids)
+                a = Adjacency(lg.in_indptr, lg.in_nbr, lg.in_eid, lg.ext_ids)
             self._adj[out] = a
         return a
 
@@ -151,7 +195,7 @@ class Runtime:
             return bool(x)
         if elem == "float":
             return float(x)
-        return int(x)
+        return _int64(x)
 
     def _as(self, x, elem: str, size: int) -> np.ndarray:
         dt = K.DTYPES[elem]
@@ -186,11 +230,51 @@ class Runtime:
             r = np.where(np.asarray(b) == 0, 0, r)
         return r if np.ndim(r) else int(r)
 
-    # ------------------------------------------------------------ neighbourhood aggregation
+    def _entries(self, x, k: int) -> np.ndarray:
+        if isinstance(x, np.ndarray) and x.ndim == 1:
+            return x
+        return np.full(k, x)
 
-    def pull(self, arr: np.ndarray, adj: Adjacency) -> np.ndarray:
-        """Message field: the sender's value on every adjacency entry."""
-        return arr[adj.nbr]
+    # ------------------------------------------------------------ ghost exchange
+
+    def exchange_fields(self, arrays: tuple[np.ndarray, ...], names: tuple[str, ...]) -> list[np.ndarray]:
+        """Ext arrays (owned + ghost values) of vertex arrays, sent as one record per mirror.
+
+        At -O0 the record is the program's whole record (all message fields,
+        unused ones zero), as the papers' naive code sends.
+        """
+        self._exchanged = True
+        lg = self.lg
+        if lg.size == 1:
+            return list(arrays)
+        t0 = time.perf_counter()
+        elems = [_elem_of(a) for a in arrays]
+        if self.naive and self.record_bytes:
+            layout = [(self._offsets[nm], e) for nm, e in zip(names, elems)]
+            rb = self.record_bytes
+        else:
+            layout, off = [], 0
+            for e in elems:
+                layout.append((off, e))
+                off += ELEM_SIZE[e]
+            rb = off
+        n_send = len(lg.send_idx)
+        buf = np.zeros((n_send, rb), dtype=np.uint8)
+        for a, (off, e) in zip(arrays, layout):
+            sz = ELEM_SIZE[e]
+            buf[:, off:off + sz] = np.ascontiguousarray(a[lg.send_idx].astype(K.DTYPES[e])).view(np.uint8).reshape(-1, sz)
+        recv, _ = self.comm.alltoallv(buf.reshape(-1).view(f"V{rb}") if rb else buf.reshape(-1),
+                                      lg.send_counts, lg.recv_counts)
+        rbytes = recv.view(np.uint8).reshape(-1, rb) if rb else np.zeros((0, 0), np.uint8)
+        out = []
+        for a, (off, e) in zip(arrays, layout):
+            sz = ELEM_SIZE[e]
+            ghost = np.ascontiguousarray(rbytes[:, off:off + sz]).view(K.DTYPES[e]).reshape(-1)
+            out.append(np.concatenate([a.astype(K.DTYPES[e], copy=False), ghost]))
+        self._comm_s += time.perf_counter() - t0
+        return out
+
+    # ------------------------------------------------------------ neighbourhood aggregation
 
     def at_receiver(self, arr: np.ndarray, adj: Adjacency) -> np.ndarray:
         return arr[adj.owner]
@@ -198,65 +282,105 @@ class Runtime:
     def at_edge(self, arr: np.ndarray, adj: Adjacency) -> np.ndarray:
         return arr[adj.eid]
 
-    def _entries(self, x, k: int) -> np.ndarray:
-        if isinstance(x, np.ndarray) and x.ndim == 1:
-            return x
-        return np.full(k, x)
-
     def nbr_reduce(self, op: str, value, mask, adj: Adjacency, elem: str) -> np.ndarray:
+        self._exchanged = True
         k = adj.entries
         v = self._entries(value, k)
         msk = None if mask is None else self._entries(mask, k).astype(bool, copy=False)
         ids = adj.nbr_ids if op in ("argmin", "argmax") else None
         return K.seg_reduce(adj.seg, op, v, msk, elem, ids)
 
-    # ------------------------------------------------------------ global aggregation
+    # ------------------------------------------------------------ global aggregation (aggregators)
 
-    def global_reduce(self, op: str, value, mask, dom: str, elem: str):
+    def aggregate(self, op: str, value, mask, dom: str, elem: str) -> int:
+        """Contribute this rank's partial; the value is available after `end_superstep` via `result`."""
         size = self.n if dom == "V" else self.m
         v = self._entries(value, size)
         msk = None if mask is None else self._entries(mask, size).astype(bool, copy=False)
+        if dom == "E" and self.lg.size > 1:  # every edge is counted once, by the rank owning its u endpoint
+            msk = self.lg.edge_owned if msk is None else (msk & self.lg.edge_owned)
         ids = self.ids if dom == "V" else None
-        partial, combine = K.flat_reduce(op, v, msk, elem, ids)
-        partial = self.comm.allreduce(partial, combine)
-        return K.finish_reduce(op, partial, elem)
+        vk = K.value_kind(op, v, elem)
+        self._aggs.append((op, elem, vk, K.partial(op, v, msk, elem, ids, vk)))
+        return len(self._aggs) - 1
+
+    def result(self, handle: int):
+        r = self._agg_results[handle]
+        return _int64(r) if isinstance(r, int) and not isinstance(r, bool) else r
+
+    def _reduce_aggregators(self) -> None:
+        if not self._aggs:
+            self._agg_results = []
+            return
+        t0 = time.perf_counter()
+        layout = tuple((op, vk) for op, _e, vk, _p in self._aggs)
+        buf = np.concatenate([p for *_x, p in self._aggs]).astype(np.int64)
+        res = self.comm.allreduce_partials(buf, layout)
+        self._agg_results = [K.finish(op, e, vk, res[2 * j:2 * j + 2]) for j, (op, e, vk, _p) in enumerate(self._aggs)]
+        self._aggs = []
+        self._comm_s += time.perf_counter() - t0
 
     # ------------------------------------------------------------ edges
 
-    def endpoint(self, arr: np.ndarray, side: str) -> np.ndarray:
-        return arr[self.src] if side == "src" else arr[self.dst]
+    def endpoints(self, arrays: tuple[np.ndarray, ...], names: tuple[str, ...]) -> list[np.ndarray]:
+        """Ext arrays for reading vertex values at local edges' endpoints (`ext[rt.src]`, `ext[rt.dst]`)."""
+        return self.exchange_fields(arrays, names)
 
     def mark_endpoints(self, mask, sides: tuple[str, ...]) -> np.ndarray:
         out = np.zeros(self.n, dtype=bool)
         sel = np.flatnonzero(self._entries(mask, self.m))
-        if "src" in sides:
-            out[self.src[sel]] = True
-        if "dst" in sides:
-            out[self.dst[sel]] = True
+        for side in sides:
+            ends = (self.src if side == "src" else self.dst)[sel]
+            out[ends[ends < self.n]] = True  # ghost endpoints are marked by the rank that owns them
         return out
 
     # ------------------------------------------------------------ remote reads and writes
 
-    def remote_request(self, ids: np.ndarray) -> np.ndarray:
-        self._pending_msgs += int(np.count_nonzero(ids != -1))
-        return ids
+    def _route(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Send requested IDs (not -1) to their owners: (order, send_counts, received IDs, recv_counts)."""
+        valid = np.flatnonzero(ids != -1)
+        owners = self.lg.owner_of(ids[valid]) if len(valid) else np.zeros(0, np.int64)
+        order = valid[np.argsort(owners, kind="stable")]
+        send_counts = np.bincount(owners, minlength=self.comm.size).astype(np.int64)
+        t0 = time.perf_counter()
+        received, recv_counts = self.comm.alltoallv(ids[order].astype(np.int64), send_counts)
+        self._comm_s += time.perf_counter() - t0
+        return order, send_counts, received, recv_counts
 
-    def remote_reply(self, arr: np.ndarray, ids: np.ndarray, elem: str) -> np.ndarray:
-        pos = self.g.id_to_index(ids)
+    def remote_request(self, ids: np.ndarray) -> RemoteRequest:
+        self._exchanged = True
+        ids = np.asarray(ids, dtype=np.int64)
+        order, sc, received, rc = self._route(ids)
+        self._pending_msgs += len(order)
+        return RemoteRequest(ids, order, sc, received, rc)
+
+    def remote_reply(self, arr: np.ndarray, rq: RemoteRequest, elem: str) -> np.ndarray:
+        self._exchanged = True
+        default = DEFAULTS[elem]
+        dt = K.DTYPES[elem]
+        pos = self.lg.id_to_local(rq.received)
         ok = pos >= 0
+        vals = np.where(ok, arr[np.where(ok, pos, 0)] if len(arr) else default, default).astype(dt)
         self._pending_msgs += int(np.count_nonzero(ok))
-        default = {"bool": False, "int": 0, "float": 0.0, "vid": -1}[elem]
-        vals = arr[np.where(ok, pos, 0)] if len(arr) else np.full(len(ids), default)
-        return np.where(ok, vals, default).astype(K.DTYPES[elem], copy=False)
+        t0 = time.perf_counter()
+        back, _ = self.comm.alltoallv(vals, rq.recv_counts, rq.send_counts)
+        self._comm_s += time.perf_counter() - t0
+        out = np.full(len(rq.ids), default, dtype=dt)
+        out[rq.order] = back
+        return out
 
     def remote_mark(self, ids, mask, dom: str) -> np.ndarray:
+        self._exchanged = True
         size = self.n if dom == "V" else self.m
-        ids = self._entries(ids, size)
+        ids = self._entries(ids, size).astype(np.int64)
         if mask is not None:
             ids = ids[np.flatnonzero(self._entries(mask, size))]
-        ids = ids[ids != -1]
-        self._pending_msgs += len(ids)
-        pos = self.g.id_to_index(ids)
+        if dom == "E" and self.lg.size > 1:  # each edge sends once, from the rank owning its u endpoint
+            keep = self.lg.edge_owned if mask is None else self.lg.edge_owned[np.flatnonzero(self._entries(mask, size))]
+            ids = ids[keep]
+        _order, _sc, received, _rc = self._route(ids)
+        self._pending_msgs += int(np.count_nonzero(ids != -1))
+        pos = self.lg.id_to_local(received)
         out = np.zeros(self.n, dtype=bool)
         out[pos[pos >= 0]] = True
         return out
@@ -278,26 +402,57 @@ class Runtime:
     # ------------------------------------------------------------ supersteps
 
     def end_superstep(self, state: int) -> None:
-        """Close the current superstep (after its exchange): record stats, check limits."""
+        """Close the current superstep: combine aggregators (one Allreduce), record stats, check limits."""
+        if self.naive and self.record_bytes and not self._exchanged and self.lg.size > 1:
+            self.exchange_fields((), ())  # the naive code sends its (unused) record to every mirror anyway
+        self._reduce_aggregators()
         msgs = self.naive_entries + self._pending_msgs
         rec_bytes = self.naive_entries * self.record_bytes + self._pending_msgs * 8
         now = time.perf_counter()
-        self.stats.per_superstep.append(
-            SuperstepStat(len(self.stats.per_superstep), state, int(msgs), 0 if self.comm.size == 1 else int(rec_bytes),
-                          int(rec_bytes), self.n, now - self._t_last)
-        )
+        i = len(self.stats.per_superstep)
+        self.stats.per_superstep.append(SuperstepStat(
+            i, state, int(msgs), int(self.comm.bytes_sent), int(rec_bytes), self.n, now - self._t_last,
+            self._comm_s))
+        self.comm.bytes_sent = 0
         self._t_last = now
         self._pending_msgs = 0
+        self._exchanged = False
+        self._comm_s = 0.0
+        if self._fail_at is not None and self._fail_at == (self.comm.rank, i):
+            raise RuntimeError(f"injected failure on rank {self.comm.rank} at superstep {i} (G2PL_FAIL_AT)")
         if self.max_supersteps is not None and len(self.stats.per_superstep) + 1 > self.max_supersteps:
-            self.finish(None)
+            self.finish()
             raise G2PLRuntimeError(
                 f"stopped after {self.max_supersteps} supersteps (--max-supersteps); the program had not finished"
             )
 
-    def finish(self, state: int | None) -> None:
+    def finish(self) -> None:
         """Record the last superstep (compute only, no exchange)."""
         now = time.perf_counter()
-        self.stats.per_superstep.append(
-            SuperstepStat(len(self.stats.per_superstep), -1 if state is None else state, 0, 0, 0, self.n, now - self._t_last)
-        )
+        self.stats.per_superstep.append(SuperstepStat(len(self.stats.per_superstep), -1, 0, 0, 0, self.n,
+                                                      now - self._t_last))
         self.stats.time_s = now - self._t_start
+
+    # ------------------------------------------------------------ results
+
+    def collect(self, kind: str, elem: str, value):
+        """A returned value, whole, on rank 0 (None on other ranks); scalars are the same everywhere."""
+        if kind == "scalar":
+            return value
+        arr = self.as_v(value, elem) if kind == "vertex" else self.as_e(value, elem)
+        if self.lg.size == 1:
+            return arr
+        if kind == "edge":
+            arr = arr[self.lg.edge_owned]
+        parts = self.comm.gather(arr)
+        return None if parts is None else np.concatenate(parts)
+
+
+def _int64(x) -> np.int64:
+    """A scalar int with int64 wrap-around (the language's `int` is 64-bit everywhere)."""
+    return np.int64(((int(x) + 2**63) % 2**64) - 2**63)
+
+
+def _elem_of(a: np.ndarray) -> str:
+    k = a.dtype.kind
+    return "bool" if k == "b" else "float" if k == "f" else "int"

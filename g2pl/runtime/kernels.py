@@ -119,70 +119,126 @@ def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | Non
     raise ValueError(f"unknown aggregation {op}")
 
 
-def flat_reduce(op: str, value: np.ndarray, mask: np.ndarray | None, elem: str,
-                ids: np.ndarray | None = None) -> tuple[np.ndarray, str]:
-    """Local partial of a global aggregation as a small float/int vector plus the combine op.
+# ---------------------------------------------------------------- global aggregation partials
+#
+# Every aggregator's local partial is two int64 slots (float values travel as
+# their bit patterns), so all aggregators of a superstep are one int64 vector
+# combined by one Allreduce with `combine` as the reduction operator.
 
-    Returns (partial, combine) where combine is how ranks merge partials; the
-    final value is produced by `finish_reduce`.
-    """
+
+def _bits(x: float) -> int:
+    return int(np.array([x], dtype=np.float64).view(np.int64)[0])
+
+
+def _float(bits) -> float:
+    return float(np.array([bits], dtype=np.int64).view(np.float64)[0])
+
+
+def value_kind(op: str, value: np.ndarray, elem: str) -> str:
+    """'f' if the aggregator's value slot holds a float, else 'i'."""
+    if op == "avg":
+        return "f"
+    if op in ("count", "or", "and"):
+        return "i"
+    return "f" if np.asarray(value).dtype.kind == "f" else "i"
+
+
+def partial(op: str, value: np.ndarray, mask: np.ndarray | None, elem: str, ids: np.ndarray | None,
+            vk: str) -> np.ndarray:
+    """This rank's two-slot partial of aggregation `op` (see `combine`)."""
     if mask is not None:
         sel = np.flatnonzero(mask)
-        v = value[sel] if value.ndim else np.broadcast_to(value, sel.shape)
+        v = value[sel]
         ids_sel = ids[sel] if ids is not None else None
     else:
-        v = value
-        ids_sel = ids
+        v, ids_sel = value, ids
     cnt = len(v)
+    if v.dtype == bool and op not in ("or", "and"):
+        v = v.astype(np.int64)
     if op == "count":
-        return np.array([cnt], dtype=np.int64), "sum"
+        return np.array([cnt, cnt], dtype=np.int64)
     if op in ("sum", "avg"):
-        if v.dtype == bool:
-            v = v.astype(np.int64)
-        s = v.sum(dtype=np.float64 if (v.dtype.kind == "f" or op == "avg") else np.int64)
-        return np.array([s, cnt], dtype=np.float64 if (v.dtype.kind == "f" or op == "avg") else np.int64), "sum"
+        s = v.sum(dtype=np.float64 if vk == "f" else np.int64)
+        return np.array([_bits(s) if vk == "f" else int(s), cnt], dtype=np.int64)
     if op == "or":
-        return np.array([bool(v.any()) if cnt else False]), "or"
+        return np.array([int(bool(v.any())) if cnt else 0, cnt], dtype=np.int64)
     if op == "and":
-        return np.array([bool(v.all()) if cnt else True]), "and"
+        return np.array([int(bool(v.all())) if cnt else 1, cnt], dtype=np.int64)
     if op in ("min", "max"):
         if cnt == 0:
-            return np.array([empty_value(op, elem), 0], dtype=np.float64 if elem == "float" else np.int64), op
+            ident = identity(op, np.dtype(np.float64 if vk == "f" else np.int64))
+            return np.array([_bits(ident) if vk == "f" else int(ident), 0], dtype=np.int64)
         r = v.min() if op == "min" else v.max()
-        return np.array([r, cnt], dtype=np.float64 if elem == "float" else np.int64), op
+        return np.array([_bits(r) if vk == "f" else int(r), cnt], dtype=np.int64)
     if op in ("argmin", "argmax", "pick"):
-        # (value, id) pairs: lexicographic min of (value, id) / (-value, id)
         if cnt == 0:
-            return np.array([np.nan, INT64_MAX], dtype=np.float64), op
+            return np.array([0, INT64_MAX], dtype=np.int64)
         if op == "pick":
-            return np.array([v[0], ids_sel[0]], dtype=np.float64 if elem == "float" else np.int64), op
-        best = v.min() if op == "argmin" else v.max()
-        i = ids_sel[v == best].min()
-        return np.array([best, i], dtype=np.float64), op
+            best, i = v[0], ids_sel[0]
+        else:
+            best = v.min() if op == "argmin" else v.max()
+            i = ids_sel[v == best].min()
+        return np.array([_bits(best) if vk == "f" else int(best), int(i)], dtype=np.int64)
     raise ValueError(op)
 
 
-def finish_reduce(op: str, partial: np.ndarray, elem: str):
-    """Final scalar of a global aggregation from the combined partial."""
+def combine(layout: tuple[tuple[str, str], ...], a: np.ndarray, b: np.ndarray) -> None:
+    """b <- a (+) b, slot pair by slot pair; `layout` is ((op, value kind), ...) per aggregator."""
+    for j, (op, vk) in enumerate(layout):
+        i = 2 * j
+        if op in ("sum", "avg", "count"):
+            if vk == "f":
+                b[i] = _bits(_float(a[i]) + _float(b[i]))
+            else:
+                b[i] = a[i] + b[i]
+            b[i + 1] += a[i + 1]
+        elif op == "or":
+            b[i] = a[i] | b[i]
+            b[i + 1] += a[i + 1]
+        elif op == "and":
+            b[i] = a[i] & b[i]
+            b[i + 1] += a[i + 1]
+        elif op in ("min", "max"):
+            av = _float(a[i]) if vk == "f" else a[i]
+            bv = _float(b[i]) if vk == "f" else b[i]
+            if (av < bv) if op == "min" else (av > bv):
+                b[i] = a[i]
+            b[i + 1] += a[i + 1]
+        else:  # argmin / argmax / pick: (value, id) pairs, smaller id wins ties
+            if a[i + 1] == INT64_MAX:
+                continue
+            if b[i + 1] == INT64_MAX:
+                b[i], b[i + 1] = a[i], a[i + 1]
+                continue
+            av = _float(a[i]) if vk == "f" else a[i]
+            bv = _float(b[i]) if vk == "f" else b[i]
+            better = av < bv if op == "argmin" else av > bv if op == "argmax" else False
+            if better or (av == bv or op == "pick") and a[i + 1] < b[i + 1]:
+                b[i], b[i + 1] = a[i], a[i + 1]
+
+
+def finish(op: str, elem: str, vk: str, slots: np.ndarray):
+    """The aggregator's value from its combined two slots."""
+    a, b = slots[0], slots[1]
+    val = _float(a) if vk == "f" else int(a)
     if op == "count":
-        return int(partial[0])
+        return int(a)
     if op == "sum":
-        return float(partial[0]) if elem == "float" else int(partial[0])
+        return float(val) if elem == "float" else int(val)
     if op == "avg":
-        return float(partial[0]) / partial[1] if partial[1] else float("nan")
+        return val / int(b) if b else float("nan")
     if op in ("or", "and"):
-        return bool(partial[0])
+        return bool(a)
     if op in ("min", "max"):
-        if partial[1] == 0:
+        if b == 0:
             return empty_value(op, elem)
-        return float(partial[0]) if elem == "float" else int(partial[0])
+        return float(val) if elem == "float" else int(val)
     if op in ("argmin", "argmax"):
-        return -1 if partial[1] == INT64_MAX else int(partial[1])
+        return -1 if b == INT64_MAX else int(b)
     if op == "pick":
-        if partial.dtype.kind == "f" and np.isnan(partial[0]) and partial[1] == INT64_MAX:
+        if b == INT64_MAX:
             return empty_value("pick", elem)
-        v = partial[0]
-        return {"bool": bool, "int": int, "vid": int, "float": float}[elem](v)
+        return {"bool": bool, "int": int, "vid": int, "float": float}[elem](val)
     raise ValueError(op)
 
 

@@ -1,0 +1,91 @@
+"""Running a compiled procedure SPMD-style: partition, execute, merge statistics, collect results.
+
+Rank 0 holds the whole `Graph` (it loaded it) and scatters one `LocalGraph`
+to every rank; every rank runs the same generated code; results and
+statistics come back to rank 0.
+"""
+
+from __future__ import annotations
+
+import time
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from g2pl.errors import G2PLRuntimeError
+from g2pl.runtime.comm import SingleComm
+from g2pl.runtime.engine import Runtime, Stats
+from g2pl.runtime.output import convert
+from g2pl.runtime.partition import LocalGraph, partition, whole
+
+
+def scatter_graph(comm, graph) -> LocalGraph:
+    """Each rank's part of `graph` (given on rank 0 only)."""
+    if comm.size == 1:
+        return whole(graph)
+    parts = partition(graph, comm.size) if comm.rank == 0 else None
+    if comm.rank == 0:
+        for r in range(1, comm.size):
+            comm.c.send(parts[r], dest=r, tag=7)
+        return parts[0]
+    return comm.c.recv(source=0, tag=7)
+
+
+def merge_stats(comm, rt: Runtime) -> Stats:
+    """Per-superstep stats summed over ranks (times: the slowest rank), plus a per-rank breakdown."""
+    st = rt.stats
+    lg = rt.lg
+    mine = {
+        "rank": comm.rank, "vertices": int(lg.n), "local_edges": int(lg.m),
+        "edges_owned": int(np.count_nonzero(lg.edge_owned)), "ghosts": int(lg.n_ghosts),
+        "bytes_sent": int(sum(s.bytes for s in st.per_superstep)),
+        "comm_s": float(sum(s.comm_s for s in st.per_superstep)),
+        "compute_s": float(sum(s.time_s - s.comm_s for s in st.per_superstep)),
+        "per_superstep": [(s.messages, s.bytes, s.record_bytes, s.active, s.time_s) for s in st.per_superstep],
+    }
+    if comm.size == 1:
+        mine.pop("per_superstep")
+        st.per_rank = [mine]
+        return st
+    allr = comm.gather(mine)
+    if comm.rank != 0:
+        return st
+    for i, s in enumerate(st.per_superstep):
+        rows = [r["per_superstep"][i] for r in allr]
+        s.messages = sum(x[0] for x in rows)
+        s.bytes = sum(x[1] for x in rows)
+        s.record_bytes = sum(x[2] for x in rows)
+        s.active = sum(x[3] for x in rows)
+        s.time_s = max(x[4] for x in rows)
+    for r in allr:
+        r.pop("per_superstep")
+    st.per_rank = allr
+    return st
+
+
+def execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_supersteps: int | None,
+            comm=None, backend: str = "numpy", opt: int = 2, entry: str = "") -> tuple[list[dict] | None, dict]:
+    """Run `module` on `graph`; returns (JSON values, stats dict) on rank 0, (None, stats) elsewhere."""
+    comm = comm or SingleComm()
+    t0 = time.perf_counter()
+    lg = scatter_graph(comm, graph)
+    rt = Runtime(lg, module, seed=seed, comm=comm, max_supersteps=max_supersteps)
+    rt.stats.load_time_s = time.perf_counter() - t0
+    rt.stats.backend = backend
+    rt.stats.opt_level = opt
+    rt.stats.entry = entry
+    with np.errstate(all="ignore"):
+        try:
+            raw = module.run(rt, argv)
+        except MemoryError:
+            raise G2PLRuntimeError("out of memory while running the program") from None
+    rt.finish()
+    stats = merge_stats(comm, rt)
+    if comm.rank != 0:
+        return None, stats.as_dict()
+    stats.graph = {"name": graph.name, "n": int(graph.n), "m": int(graph.m), "directed": bool(graph.directed),
+                   **{k: v for k, v in graph.info.items() if isinstance(v, (int, float, str, bool))}}
+    values = [{"name": n, "kind": k, "type": e, "value": convert(k, e, v, graph)} for (n, k, e, v) in raw]
+    return values, stats.as_dict()
+

@@ -1,0 +1,86 @@
+"""MPI communicator over mpi4py (installed by `pip install .[mpi]`, which also brings MPICH)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+import numpy as np
+
+from g2pl.runtime import kernels as K
+
+_ENV_SIZE = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE")
+
+
+def launched_by_mpiexec() -> bool:
+    """True when this process is one of several ranks started by mpiexec."""
+    for k in _ENV_SIZE:
+        v = os.environ.get(k)
+        if v is not None and v.isdigit() and int(v) > 1:
+            return True
+    return False
+
+
+class MPIComm:
+    def __init__(self) -> None:
+        from mpi4py import MPI
+
+        self.MPI = MPI
+        self.c = MPI.COMM_WORLD
+        self.rank = self.c.Get_rank()
+        self.size = self.c.Get_size()
+        self.bytes_sent = 0
+
+    def alltoallv(self, send: np.ndarray, send_counts: np.ndarray, recv_counts: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        send = np.ascontiguousarray(send)
+        send_counts = np.asarray(send_counts, dtype=np.int64)
+        if recv_counts is None:
+            recv_counts = np.empty(self.size, dtype=np.int64)
+            self.c.Alltoall(send_counts, recv_counts)
+        item = send.dtype.itemsize
+        sdispl = np.concatenate([[0], np.cumsum(send_counts)[:-1]]) * item
+        rdispl = np.concatenate([[0], np.cumsum(recv_counts)[:-1]]) * item
+        recv = np.empty(int(recv_counts.sum()), dtype=send.dtype)
+        B = self.MPI.BYTE
+        self.c.Alltoallv(
+            [send.view(np.uint8), (send_counts * item, sdispl), B],
+            [recv.view(np.uint8), (recv_counts * item, rdispl), B],
+        )
+        own = int(send_counts[self.rank]) * item
+        self.bytes_sent += int(send_counts.sum()) * item - own
+        return recv, recv_counts
+
+    def allreduce_partials(self, partials: np.ndarray, layout: tuple) -> np.ndarray:
+        out = np.empty_like(partials)
+        self.c.Allreduce(partials, out, op=_op(layout))
+        self.bytes_sent += partials.nbytes * (self.size - 1) // max(self.size, 1)
+        return out
+
+    def gather(self, obj: Any) -> list[Any] | None:
+        return self.c.gather(obj, root=0)
+
+    def bcast(self, obj: Any) -> Any:
+        return self.c.bcast(obj, root=0)
+
+    def allgather(self, obj: Any) -> list[Any]:
+        return self.c.allgather(obj)
+
+    def barrier(self) -> None:
+        self.c.Barrier()
+
+    def abort(self, status: int) -> None:
+        self.c.Abort(status)
+
+
+@functools.lru_cache(maxsize=256)
+def _op(layout: tuple):
+    from mpi4py import MPI
+
+    def fn(inmem, inoutmem, datatype):
+        a = np.frombuffer(inmem, dtype=np.int64)
+        b = np.frombuffer(inoutmem, dtype=np.int64)
+        K.combine(layout, a, b)
+
+    return MPI.Op.Create(fn, commute=True)
