@@ -18,6 +18,9 @@ from g2pl.errors import G2PLError
 
 PASS_CHOICES = ("reuse", "merge", "reorder", "prune", "pack", "direction")
 
+# With several MPI ranks, errors every rank meets alike (bad program, arguments, graph) print on rank 0 only.
+_QUIET_RANK = False
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports errors as `prog: error: ...` with exit status 2 (its default) and no usage spam."""
@@ -43,7 +46,8 @@ def _guard(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) ->
             traceback.print_exc()
         # errors about arguments or the run itself are reported against the program
         err.with_context(file=getattr(args, "program", None))
-        print(err.render(), file=sys.stderr)
+        if not _QUIET_RANK:
+            print(err.render(), file=sys.stderr)
         return err.exit_status
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -147,31 +151,72 @@ def _plan_summary(prog, entry: str) -> str:
     return "\n".join(lines)
 
 
+def _mpi_comm():
+    """The MPI communicator when this process is one of several ranks, else None."""
+    from g2pl.runtime.mpi import MPIComm, launched_by_mpiexec
+
+    if not launched_by_mpiexec():
+        return None
+    try:
+        return MPIComm()
+    except ImportError:
+        raise G2PLError("started under mpiexec, but mpi4py is not installed (`pip install '.[mpi]'`)") from None
+
+
 def _run(a: argparse.Namespace) -> int:
+    global _QUIET_RANK
     import g2pl
 
     if a.np < 1:
         raise G2PLError(f"--np {a.np}: expected a positive number of ranks", file="g2pl run")
-    if a.np > 1:
-        raise G2PLError("--np N > 1 needs the MPI runtime, which this build does not include yet; use --np 1")
     if a.max_supersteps is not None and a.max_supersteps < 1:
         raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number", file="g2pl run")
+    comm = _mpi_comm()
+    if comm is None and a.np > 1:
+        from g2pl.runtime.launch import relaunch
+
+        return relaunch(a.np, a.argv)
+    rank0 = comm is None or comm.rank == 0
+    _QUIET_RANK = not rank0
     prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry)
     args = _parse_kv(a.arg)
     from g2pl.api import parse_args
 
     parse_args(prog.params(entry), args, entry)  # fail on bad arguments before loading a big graph
-    try:
-        graph = g2pl.load_graph(a.graph, directed=a.directed, seed=a.seed)
-    except G2PLError as err:
-        raise err.with_context(file=a.graph) from None
-    if not a.quiet:
+    graph, failure = None, None
+    if rank0:
+        try:
+            graph = g2pl.load_graph(a.graph, directed=a.directed, seed=a.seed)
+        except G2PLError as err:
+            failure = err.with_context(file=a.graph)
+    if comm is not None:
+        status = comm.bcast(failure.exit_status if failure else 0)
+        if status and not rank0:
+            return status
+    if failure is not None:
+        raise failure
+    if rank0 and not a.quiet:
         print(graph.summary())
         if a.show_plan:
             print(_plan_summary(prog, entry))
-    res = prog.run(graph, args=args, backend=a.backend, seed=a.seed, entry=entry,
-                   max_supersteps=a.max_supersteps)
+        sys.stdout.flush()
+    try:
+        res = prog.run(graph, args=args, backend=a.backend, seed=a.seed, entry=entry,
+                       max_supersteps=a.max_supersteps, comm=comm)
+    except G2PLError:
+        raise  # every rank meets these alike (e.g. --max-supersteps)
+    except Exception as exc:  # a failure on this rank alone: report it and stop every rank
+        if comm is None:
+            raise
+        if a.debug:
+            traceback.print_exc()
+        print(f"g2pl: rank {comm.rank}: runtime failure: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.stderr.flush()
+        comm.abort(1)
+        return 1
+    if not rank0:
+        return 0
     if a.output:
         res.write_output(a.output)
     if a.stats:
@@ -238,6 +283,7 @@ def g2pl_main(argv: list[str] | None = None) -> int:
     c.set_defaults(fn=_check)
 
     a = p.parse_args(argv)
+    a.argv = list(sys.argv[1:] if argv is None else argv)
     return _guard(a.fn, a)
 
 

@@ -1,0 +1,159 @@
+"""Many ranks under mpiexec: same answers for any number of ranks, prompt failure, stats.
+
+Skipped where mpi4py or mpiexec is missing (`pip install '.[mpi]'` brings both).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import g2pl
+from g2pl.runtime.launch import find_mpiexec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+try:
+    import mpi4py  # noqa: F401
+
+    HAVE_MPI = find_mpiexec() is not None
+except ImportError:
+    HAVE_MPI = False
+
+pytestmark = pytest.mark.skipif(not HAVE_MPI, reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
+
+ARGS = {"bfs": "root", "sssp": "root", "pagerank": None, "kcore": None}
+
+
+@pytest.fixture(scope="module")
+def graph_file(tmp_path_factory) -> tuple[Path, int]:
+    """Non-contiguous IDs, three components, isolated vertices, weights."""
+    rng = np.random.default_rng(11)
+    ids = rng.choice(10**9, 400, replace=False)
+    lines = ["# three components and some isolated vertices"]
+    for part in (ids[:180], ids[180:320], ids[320:370]):
+        m = 2 * len(part)
+        for a, b, w in zip(rng.choice(part, m), rng.choice(part, m), rng.uniform(0.5, 4, m)):
+            lines.append(f"{a} {b} {w:.6f}")
+    lines += [f"{x} {x}" + " 1.0" for x in ids[370:]]
+    path = tmp_path_factory.mktemp("mpi") / "g.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path, int(ids[0])
+
+
+def args_for(prog: str, root: int) -> list[str]:
+    return {
+        "bfs": ["--arg", f"root={root}"], "sssp": ["--arg", f"root={root}"],
+        "pagerank": ["--arg", "iters=20", "--arg", "damping=0.85"], "kcore": ["--arg", "k=3"],
+    }.get(prog, [])
+
+
+def g2pl_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "g2pl.cli", *args]
+
+
+def env() -> dict[str, str]:
+    e = os.environ.copy()
+    e["PYTHONPATH"] = str(ROOT) + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    e.pop("G2PL_FAIL_AT", None)
+    return e
+
+
+def same(a, b) -> bool:
+    """Integers, sets and IDs exactly; floats within 1e-12 relative."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def run_np(tmp_path: Path, prog: str, graph: Path, extra: list[str], n: int) -> tuple[dict, dict]:
+    out, stats = tmp_path / f"o{n}.json", tmp_path / f"s{n}.json"
+    cmd = g2pl_cmd("run", str(ROOT / "programs" / f"{prog}.g2pl"), "--graph", str(graph), "--seed", "3",
+                   "--quiet", "--np", str(n), "--output", str(out), "--stats", str(stats), *extra)
+    r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(out.read_text()), json.loads(stats.read_text())
+
+
+PROGRAMS = sorted(p.stem for p in (ROOT / "programs").glob("*.g2pl"))
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("prog", PROGRAMS)
+def test_same_answer_for_any_number_of_ranks(tmp_path, graph_file, prog, n):
+    graph, root = graph_file
+    extra = args_for(prog, root)
+    ref = g2pl.compile(ROOT / "programs" / f"{prog}.g2pl").run(
+        str(graph), args=dict(a.split("=") for a in extra[1::2]), seed=3)
+    out, stats = run_np(tmp_path, prog, graph, extra, n)
+    assert same(ref.output(), out)
+    assert stats["ranks"] == n and len(stats["per_rank"]) == n
+    assert stats["supersteps"] == ref.stats["supersteps"]
+    assert stats["messages"] == ref.stats["messages"]
+    assert stats["bytes"] > 0 and ref.stats["bytes"] == 0  # only what crosses ranks counts
+    assert sum(r["edges_owned"] for r in stats["per_rank"]) == ref.stats["graph"]["m"]
+
+
+@pytest.mark.parametrize("prog", ["bfs", "sssp", "pagerank"])
+def test_directed_graphs_across_ranks(tmp_path, graph_file, prog):
+    graph, root = graph_file
+    extra = [*args_for(prog, root), "--directed"]
+    one, _ = run_np(tmp_path, prog, graph, extra, 1)
+    two, _ = run_np(tmp_path, prog, graph, extra, 2)
+    assert same(one, two)
+
+
+def test_outer_mpiexec_works_too(tmp_path, graph_file):
+    graph, root = graph_file
+    out = tmp_path / "o.json"
+    cmd = [find_mpiexec(), "-n", "2", *g2pl_cmd("run", str(ROOT / "programs" / "bfs.g2pl"), "--graph", str(graph),
+                                                 "--arg", f"root={root}", "--output", str(out))]
+    r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("stats:") == 1  # only rank 0 prints
+    ref = g2pl.compile(ROOT / "programs" / "bfs.g2pl").run(str(graph), args={"root": root})
+    assert same(ref.output(), json.loads(out.read_text()))
+
+
+def test_a_failing_rank_stops_every_rank_promptly(tmp_path, graph_file):
+    graph, _ = graph_file
+    out = tmp_path / "o.json"
+    e = env()
+    e["G2PL_FAIL_AT"] = "1:3"  # rank 1 fails when superstep 3 ends
+    cmd = g2pl_cmd("run", str(ROOT / "programs" / "pagerank.g2pl"), "--graph", str(graph), "--np", "3",
+                   "--arg", "iters=100000", "--arg", "damping=0.85", "--output", str(out))
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - t0
+    assert elapsed < 30
+    assert r.returncode == 1
+    assert r.stderr.count("injected failure") == 1
+    assert "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+def test_program_errors_print_once_under_mpi(tmp_path):
+    bad = tmp_path / "bad.g2pl"
+    bad.write_text("p() {\n  x = Sen;\n  return x;\n}\n")
+    r = subprocess.run(g2pl_cmd("run", str(bad), "--graph", "er:10:10", "--np", "2"), env=env(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.count("error:") == 1 and "bad.g2pl:2:7" in r.stderr
+
+
+def test_bad_graph_under_mpi_exits_2_once(tmp_path):
+    r = subprocess.run(g2pl_cmd("run", str(ROOT / "programs" / "cc.g2pl"), "--graph", "kron:abc", "--np", "2"),
+                       env=env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.count("error:") == 1
