@@ -89,6 +89,11 @@ class _ExGen:
     def _ex_Load(self, e: ir.Load) -> str:
         if e.kind == "scalar" or e.pos == "here":
             return pyname(e.var)
+        if self.dom == "X":  # sender side, over owned + ghost vertices: the exchanged (ext) array
+            key = (e.var, "nbr")
+            if key not in self.adj_reads:
+                self.adj_reads[key] = f"_x{len(self.adj_reads)}"
+            return self.adj_reads[key]
         key = (e.var, e.pos)
         if key not in self.adj_reads:
             prefix = {"nbr": "nb", "self": "sf", "edge": "ed"}[e.pos]
@@ -97,6 +102,8 @@ class _ExGen:
         return self.adj_reads[key]
 
     def _ex_Ids(self, e: ir.Ids) -> str:
+        if self.dom == "X":
+            return "rt.ext_ids"
         return {"here": "rt.ids", "src": "rt.src_ids", "dst": "rt.dst_ids",
                 "nbr": "adj.nbr_ids", "self": "adj.self_ids"}[e.pos]
 
@@ -154,6 +161,18 @@ class _ExGen:
         return out
 
 
+def _sender_only(e: ir.Ex | None) -> bool:
+    """True if a domain-A expression reads only the sending neighbour (and scalars)."""
+    if e is None:
+        return True
+    for n in ir.walk(e):
+        if isinstance(n, ir.Load) and n.kind != "scalar" and n.pos != "nbr":
+            return False
+        if isinstance(n, ir.Ids) and n.pos != "nbr" or isinstance(n, ir.Rand):
+            return False
+    return True
+
+
 class CodeGen:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
@@ -190,11 +209,34 @@ class CodeGen:
         return pro + [f"{pyname(i.target)} = rt.mark_endpoints({s}, {i.sides!r})"]
 
     def _instr_NbrReduce(self, i: ir.NbrReduce) -> list[str]:
+        if _sender_only(i.value) and _sender_only(i.mask):
+            return self._nbr_reduce_sender(i)
         g = _ExGen("A")
         val = g(i.value)
         mask = g(i.mask) if i.mask is not None else "None"
         lines = [f"adj = rt.adj(out={i.out})"] + g.prologue()
         lines.append(f"{pyname(i.target)} = rt.nbr_reduce({i.op!r}, {val}, {mask}, adj, {i.elem!r})")
+        return lines
+
+    def _nbr_reduce_sender(self, i: ir.NbrReduce) -> list[str]:
+        """The message value depends on the sender alone: compute it once per vertex, then combine.
+
+        Saves gathering every field over every adjacency entry; sums become CSR mat-vec products.
+        """
+        g = _ExGen("X")
+        val = g(i.value)
+        mask = g(i.mask) if i.mask is not None else "None"
+        lines = [f"adj = rt.adj(out={i.out})"]
+        if g.adj_reads:
+            names = list(g.adj_reads.values())
+            arrays = ", ".join(pyname(v) for v, _ in g.adj_reads)
+            fields = ", ".join(repr(v) for v, _ in g.adj_reads)
+            lines.append(f"{', '.join(names)}, = rt.exchange_fields(({arrays},), ({fields},))  "
+                         f"# message fields {', '.join(_comment(v) for v, _ in g.adj_reads)}")
+        else:
+            lines.append("rt.exchange_fields((), ())  # the message value needs no vertex field")
+        lines.append(f"{pyname(i.target)} = rt.nbr_combine({i.op!r}, {val}, {mask}, adj, {i.elem!r})"
+                     "  # message value computed by each sender")
         return lines
 
     def _instr_GlobalReduce(self, i: ir.GlobalReduce) -> list[str]:

@@ -35,6 +35,22 @@ class Adjacency:
         self._ext_ids = ext_ids
         self._nbr_ids: np.ndarray | None = None
         self._self_ids: np.ndarray | None = None
+        self._indptr = indptr
+        self._n_ext = len(ext_ids)
+        self._mats: dict[str, object] = {}
+
+    def matrix(self, kind: str):
+        """The adjacency as a SciPy CSR matrix (rows: receivers, columns: ext senders), or None."""
+        if kind not in self._mats:
+            try:
+                import scipy.sparse as sp
+            except ImportError:  # pragma: no cover - scipy is a dependency; keep a pure-NumPy path
+                self._mats[kind] = None
+                return None
+            dt = np.float64 if kind == "f" else np.int64
+            self._mats[kind] = sp.csr_matrix((np.ones(len(self.nbr), dtype=dt), self.nbr, self._indptr),
+                                             shape=(self.seg.n, self._n_ext))
+        return self._mats[kind]
 
     @property
     def entries(self) -> int:
@@ -140,6 +156,7 @@ class Runtime:
         self.ids = lg.ids
         self.src = lg.src
         self.dst = lg.dst
+        self.ext_ids = lg.ext_ids
         self.src_ids = lg.ext_ids[lg.src]
         self.dst_ids = lg.ext_ids[lg.dst]
         self.weight = lg.weight
@@ -289,6 +306,44 @@ class Runtime:
         msk = None if mask is None else self._entries(mask, k).astype(bool, copy=False)
         ids = adj.nbr_ids if op in ("argmin", "argmax") else None
         return K.seg_reduce(adj.seg, op, v, msk, elem, ids)
+
+    def nbr_combine(self, op: str, value, mask, adj: Adjacency, elem: str) -> np.ndarray:
+        """Aggregate message values computed per sender (`value`, `mask` over ext vertices).
+
+        Sums, counts and or/and are CSR mat-vec products (rows in neighbour
+        order, so the result does not depend on the number of ranks); the
+        others gather the values onto adjacency entries and reduce segments.
+        """
+        self._exchanged = True
+        ne = self.lg.n_ext
+        v = self._entries(value, ne)
+        msk = None if mask is None else self._entries(mask, ne).astype(bool, copy=False)
+        if op in ("sum", "count", "avg", "or", "and"):
+            if op in ("or", "and"):
+                hit = v.astype(bool) if op == "or" else ~v.astype(bool)
+                x = hit if msk is None else hit & msk
+                A = adj.matrix("i")
+                if A is not None:
+                    c = A @ x.astype(np.int64)
+                    return c > 0 if op == "or" else c == 0
+            elif op == "count" or op == "avg" or op == "sum":
+                kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
+                A = adj.matrix(kind)
+                if A is not None:
+                    dt = np.float64 if kind == "f" else np.int64
+                    xs = v.astype(dt, copy=False)
+                    if msk is not None:
+                        xs = np.where(msk, xs, dt(0))
+                    if op == "count":
+                        return (A @ (np.ones(ne, np.int64) if msk is None else msk.astype(np.int64))).astype(np.int64)
+                    total = A @ xs
+                    if op == "sum":
+                        return total.astype(K.DTYPES[elem], copy=False)
+                    cnt = adj.seg.counts if msk is None else adj.matrix("i") @ msk.astype(np.int64)
+                    with np.errstate(all="ignore"):
+                        return np.where(cnt == 0, np.nan, total / np.maximum(cnt, 1))
+        ids = adj.nbr_ids if op in ("argmin", "argmax") else None
+        return K.seg_reduce(adj.seg, op, v[adj.nbr], None if msk is None else msk[adj.nbr], elem, ids)
 
     # ------------------------------------------------------------ global aggregation (aggregators)
 

@@ -83,59 +83,61 @@ def _local_csr(indptr, nbr, eid, lo, hi, to_ext, eid_local):
 
 
 def partition(graph, size: int) -> list[LocalGraph]:
-    """Split `graph` into `size` LocalGraphs (done once, on one rank, then scattered)."""
+    """Split `graph` into `size` LocalGraphs (done once, on one rank, then scattered).
+
+    O(n + m) per rank with index maps (no sorting, no hashing).
+    """
     bounds = block_bounds(graph, size)
-    n = graph.n
+    n, m = graph.n, graph.m
     first_ids = np.array([graph.ids[b] if b < n else np.iinfo(np.int64).max for b in bounds[:-1]], dtype=np.int64)
-    owner_of_index = np.repeat(np.arange(size), np.diff(bounds))
+    owner_of_index = np.repeat(np.arange(size, dtype=np.int64), np.diff(bounds))
+    src_owner, dst_owner = owner_of_index[graph.src], owner_of_index[graph.dst]
     parts: list[dict] = []
     ghost_lists = []
+    vmap = np.full(n, -1, dtype=np.int64)  # global vertex index -> ext index (reset per rank)
+    emap = np.full(m, -1, dtype=np.int64)  # global edge index -> local edge index
     for r in range(size):
         lo, hi = int(bounds[r]), int(bounds[r + 1])
-        s_in = (graph.src >= lo) & (graph.src < hi)
-        d_in = (graph.dst >= lo) & (graph.dst < hi)
+        nl = hi - lo
+        s_in, d_in = src_owner == r, dst_owner == r
         eidx = np.flatnonzero(s_in | d_in)
         src_g, dst_g = graph.src[eidx], graph.dst[eidx]
-        ends = np.concatenate([src_g, dst_g])
-        ghosts = np.unique(ends[(ends < lo) | (ends >= hi)])  # sorted: grouped by owner rank
+        mark = np.zeros(n, dtype=bool)
+        mark[src_g] = True
+        mark[dst_g] = True
+        mark[lo:hi] = False
+        ghosts = np.flatnonzero(mark)  # sorted, so grouped by owner rank
+        vmap[lo:hi] = np.arange(nl)
+        vmap[ghosts] = nl + np.arange(len(ghosts))
+        emap[eidx] = np.arange(len(eidx))
 
-        def to_ext(gidx, lo=lo, hi=hi, ghosts=ghosts):
-            gidx = np.asarray(gidx, dtype=np.int64)
-            local = (gidx >= lo) & (gidx < hi)
-            return np.where(local, gidx - lo, (hi - lo) + np.searchsorted(ghosts, gidx)).astype(np.int64)
+        def csr(indptr, nbr, eid, lo=lo, hi=hi):
+            a, b = indptr[lo], indptr[hi]
+            return (indptr[lo:hi + 1] - a).astype(np.int64), vmap[nbr[a:b]], emap[eid[a:b]]
 
-        def eid_local(ge, eidx=eidx):
-            return np.searchsorted(eidx, ge).astype(np.int64)
-
-        in_csr = _local_csr(graph.in_indptr, graph.in_nbr, graph.in_eid, lo, hi, to_ext, eid_local)
-        if graph.directed:
-            out_csr = _local_csr(graph.out_indptr, graph.out_nbr, graph.out_eid, lo, hi, to_ext, eid_local)
-        else:
-            out_csr = in_csr
-        recv_counts = np.bincount(owner_of_index[ghosts], minlength=size).astype(np.int64) if len(ghosts) \
-            else np.zeros(size, np.int64)
+        in_csr = csr(graph.in_indptr, graph.in_nbr, graph.in_eid)
+        out_csr = csr(graph.out_indptr, graph.out_nbr, graph.out_eid) if graph.directed else in_csr
         ghost_lists.append(ghosts)
         parts.append(dict(
-            rank=r, size=size, n=hi - lo, m=len(eidx), n_ext=hi - lo + len(ghosts), n_global=n,
-            m_global=graph.m, directed=graph.directed, ids=graph.ids[lo:hi],
+            rank=r, size=size, n=nl, m=len(eidx), n_ext=nl + len(ghosts), n_global=n,
+            m_global=m, directed=graph.directed, ids=graph.ids[lo:hi],
             ext_ids=np.concatenate([graph.ids[lo:hi], graph.ids[ghosts]]),
-            src=to_ext(src_g), dst=to_ext(dst_g), weight=graph.weight[eidx],
+            src=vmap[src_g], dst=vmap[dst_g], weight=graph.weight[eidx],
             edge_owned=s_in[eidx],
             in_indptr=in_csr[0], in_nbr=in_csr[1], in_eid=in_csr[2],
             out_indptr=out_csr[0], out_nbr=out_csr[1], out_eid=out_csr[2],
-            recv_counts=recv_counts, first_ids=first_ids, lo=lo,
+            recv_counts=np.bincount(owner_of_index[ghosts], minlength=size).astype(np.int64),
+            first_ids=first_ids, lo=lo,
         ))
+        vmap[lo:hi] = -1
+        vmap[ghosts] = -1
+        emap[eidx] = -1
     # send lists: rank r sends to rank q the owned vertices that q holds as ghosts, in q's ghost order
     for r in range(size):
         lo, hi = int(bounds[r]), int(bounds[r + 1])
-        chunks, counts = [], []
-        for q in range(size):
-            g = ghost_lists[q]
-            mine = g[(g >= lo) & (g < hi)] - lo
-            chunks.append(mine)
-            counts.append(len(mine))
-        parts[r]["send_idx"] = np.concatenate(chunks).astype(np.int64) if chunks else np.zeros(0, np.int64)
-        parts[r]["send_counts"] = np.array(counts, dtype=np.int64)
+        chunks = [g[(g >= lo) & (g < hi)] - lo for g in ghost_lists]
+        parts[r]["send_idx"] = np.concatenate(chunks).astype(np.int64)
+        parts[r]["send_counts"] = np.array([len(c) for c in chunks], dtype=np.int64)
     return [LocalGraph(**p) for p in parts]
 
 
