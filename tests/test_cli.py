@@ -245,8 +245,11 @@ def test_plan_shows_states_lines_exchanges_transitions(capsys):
     for n in (3, 4, 5, 6, 7, 8, 9, 10, 11):
         text = src[n - 1].strip()
         assert re.search(rf"\b{n}\b.*{re.escape(text)}", out), f"line {n} ({text}) not shown:\n{out}"
-    # the message field of bfs (F, a bool, read from neighbours) and the exchanges
-    assert re.search(r"\bF\b\s*:\s*bool", out), out
+    # the message field of bfs (F, a bool, read from neighbours): a field of the -O0 record,
+    # and at -O2 (pruned) the condition under which a neighbour sends at all
+    out0 = ok(g2pl_main, ["plan", "-O0", BFS], capsys)
+    assert re.search(r"\bF\b\s*:\s*bool", out0), out0
+    assert re.search(r"sent if F@nbr", out), out
     assert "exchange" in out or "barrier" in out
     assert "aggregator" in out or "or over" in out
     # transitions between states, including the loop's conditional one

@@ -161,6 +161,24 @@ class _ExGen:
         return out
 
 
+def at_sender(e: ir.Ex) -> ir.Ex:
+    """A sender-only domain-A expression rewritten over the sender's own vertex (nbr -> here)."""
+    if isinstance(e, ir.Load) and e.pos == "nbr":
+        return ir.Load(e.elem, e.span, e.var, e.kind, "here")
+    if isinstance(e, ir.Ids) and e.pos == "nbr":
+        return ir.Ids(e.elem, e.span, "here")
+    if isinstance(e, ir.Op):
+        return ir.Op(e.elem, e.span, e.op, tuple(at_sender(a) for a in e.args))
+    if isinstance(e, ir.Where):
+        return ir.Where(e.elem, e.span, at_sender(e.cond), at_sender(e.then), at_sender(e.other))
+    return e
+
+
+def _varies(e: ir.Ex) -> bool:
+    """True if the expression differs between vertices (reads a vertex value or an ID)."""
+    return any(isinstance(n, ir.Load) and n.kind != "scalar" or isinstance(n, ir.Ids) for n in ir.walk(e))
+
+
 def _sender_only(e: ir.Ex | None) -> bool:
     """True if a domain-A expression reads only the sending neighbour (and scalars)."""
     if e is None:
@@ -209,34 +227,89 @@ class CodeGen:
         return pro + [f"{pyname(i.target)} = rt.mark_endpoints({s}, {i.sides!r})"]
 
     def _instr_NbrReduce(self, i: ir.NbrReduce) -> list[str]:
+        lines = [f"adj = rt.adj(out={i.out})"]
+        send = None
+        if i.send is not None:  # prune: the sender-side condition, evaluated by each sender
+            src, pro = self.ex(at_sender(i.send), "V")
+            lines += pro + [f"_send = {src}  # only these vertices send (prune)"]
+            send = "_send"
         if _sender_only(i.value) and _sender_only(i.mask):
-            return self._nbr_reduce_sender(i)
-        g = _ExGen("A")
-        val = g(i.value)
-        mask = g(i.mask) if i.mask is not None else "None"
-        lines = [f"adj = rt.adj(out={i.out})"] + g.prologue()
-        lines.append(f"{pyname(i.target)} = rt.nbr_reduce({i.op!r}, {val}, {mask}, adj, {i.elem!r})")
+            lines += self._nbr_sender_side(i, send)
+        else:
+            lines += self._nbr_per_entry(i, send)
         return lines
 
-    def _nbr_reduce_sender(self, i: ir.NbrReduce) -> list[str]:
-        """The message value depends on the sender alone: compute it once per vertex, then combine.
+    def _exchange_call(self, arrays: list[str], names: list[str], send: str | None, what: str) -> tuple[str, str]:
+        """`lhs = rt.exchange_fields(...)` for these vertex arrays; returns (line, presence name or '')."""
+        outs = [f"_x{k}" for k in range(len(arrays))]
+        pres = "_present" if send is not None else ""
+        lhs = ", ".join(outs + ([pres] if pres else []))
+        args = f"({''.join(a + ', ' for a in arrays)}), ({''.join(repr(n) + ', ' for n in names)})"
+        if send is not None:
+            args += f", send={send}"
+        if not lhs:
+            return f"rt.exchange_fields({args})  # {what}", pres
+        return f"{lhs}, = rt.exchange_fields({args})  # {what}", pres
 
-        Saves gathering every field over every adjacency entry; sums become CSR mat-vec products.
-        """
-        g = _ExGen("X")
-        val = g(i.value)
-        mask = g(i.mask) if i.mask is not None else "None"
-        lines = [f"adj = rt.adj(out={i.out})"]
-        if g.adj_reads:
-            names = list(g.adj_reads.values())
-            arrays = ", ".join(pyname(v) for v, _ in g.adj_reads)
-            fields = ", ".join(repr(v) for v, _ in g.adj_reads)
-            lines.append(f"{', '.join(names)}, = rt.exchange_fields(({arrays},), ({fields},))  "
-                         f"# message fields {', '.join(_comment(v) for v, _ in g.adj_reads)}")
+    def _nbr_sender_side(self, i: ir.NbrReduce, send: str | None) -> list[str]:
+        """The message value depends on the sender alone: each sender computes it once, then the
+        receivers combine (sums, counts and or/and as CSR mat-vec products)."""
+        lines: list[str] = []
+        if self.plan.pack:
+            arrays, names, exts = [], [], {}
+            for role, ex in (("value", i.value), ("mask", i.mask)):
+                if ex is None:
+                    continue
+                src, pro = self.ex(at_sender(ex), "V")
+                if not _varies(ex):
+                    exts[role] = src
+                    continue
+                lines += pro + [f"_{role} = {src}  # computed by each sender"]
+                arrays.append(f"_{role}")
+                names.append(f"{i.target}.{role}")
+                exts[role] = f"_x{len(arrays) - 1}"
+            call, pres = self._exchange_call(arrays, names, send, "the message: only what this superstep needs")
+            lines.append(call)
+            val, mask = exts.get("value", "None"), exts.get("mask")
         else:
-            lines.append("rt.exchange_fields((), ())  # the message value needs no vertex field")
-        lines.append(f"{pyname(i.target)} = rt.nbr_combine({i.op!r}, {val}, {mask}, adj, {i.elem!r})"
-                     "  # message value computed by each sender")
+            g = _ExGen("X")
+            val = g(i.value)
+            mask = g(i.mask) if i.mask is not None else None
+            reads = list(g.adj_reads)
+            arrays = [pyname(v) for v, _ in reads]
+            names = [v for v, _ in reads]
+            call, pres = self._exchange_call(arrays, names, send,
+                                             f"message fields {', '.join(_comment(v) for v in names) or '(none)'}")
+            lines.append(call)
+        if pres:
+            mask = pres if mask is None else f"xp.logical_and({pres}, {mask})"
+        if self.plan.prune:
+            lines.append(f"rt.count_messages(adj, {pres or 'None'})")
+        lines.append(f"{pyname(i.target)} = rt.nbr_combine({i.op!r}, {val}, {mask or 'None'}, adj, {i.elem!r})")
+        return lines
+
+    def _nbr_per_entry(self, i: ir.NbrReduce, send: str | None) -> list[str]:
+        """General case: fields travel to the receivers, which evaluate the head per adjacency entry."""
+        g = _ExGen("A")
+        val = g(i.value)
+        mask = g(i.mask) if i.mask is not None else None
+        nbr = [(var, local) for (var, pos), local in g.adj_reads.items() if pos == "nbr"]
+        call, pres = self._exchange_call([pyname(v) for v, _ in nbr], [v for v, _ in nbr], send,
+                                         f"message fields {', '.join(_comment(v) for v, _ in nbr) or '(none)'}")
+        lines = [call]
+        for k, (_v, local) in enumerate(nbr):
+            lines.append(f"{local} = _x{k}[adj.nbr]")
+        for (var, pos), local in g.adj_reads.items():
+            if pos == "self":
+                lines.append(f"{local} = rt.at_receiver({pyname(var)}, adj)")
+            elif pos == "edge":
+                lines.append(f"{local} = rt.at_edge({pyname(var)}, adj)")
+        if pres:
+            lines.append(f"_sent = {pres}[adj.nbr]")
+            mask = "_sent" if mask is None else f"xp.logical_and(_sent, {mask})"
+        if self.plan.prune:
+            lines.append(f"rt.count_messages(adj, {pres or 'None'})")
+        lines.append(f"{pyname(i.target)} = rt.nbr_reduce({i.op!r}, {val}, {mask or 'None'}, adj, {i.elem!r})")
         return lines
 
     def _instr_GlobalReduce(self, i: ir.GlobalReduce) -> list[str]:
@@ -251,6 +324,9 @@ class CodeGen:
         exts = {v: f"_x{k}" for k, v in enumerate(vars_)}
         lines = [f"{', '.join(exts.values())}, = rt.endpoints(({', '.join(pyname(v) for v in vars_)},), "
                  f"({', '.join(repr(v) for v in vars_)},))  # vertex values for edge endpoints"]
+        if self.plan.prune:
+            need, pro = self.ex(i.need, "E") if i.need is not None else ("None", [])
+            lines += pro + [f"rt.count_messages(None, edges={need})  # only along edges where they are used"]
         for (var, side, _elem), t in zip(i.fields, i.targets):
             lines.append(f"{pyname(t)} = {exts[var]}[rt.{side}]  # {_comment(var)} at endpoint {side}")
         return lines
@@ -333,6 +409,8 @@ class CodeGen:
             record_fields=repr([(f.name, f.elem) for f in fields]),
             record_bytes=sum(f.size for f in fields),
             directions=repr(plan.directions()),
+            prune=plan.prune,
+            pack=plan.pack,
             rand_sites=self.proc.rand_sites,
             state_lines=repr({s.id: s.lines() for s in plan.states}),
             prologue=prologue,

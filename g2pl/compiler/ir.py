@@ -187,13 +187,14 @@ class NbrReduce(Instr):
     value: Ex
     mask: Ex | None
     elem: str  # result element type
+    send: Ex | None = None  # (after prune) the sender-side part of the filter: who sends at all
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
         return (self.target,)
 
     def uses(self) -> set[str]:
-        return reads(self.value) | reads(self.mask)
+        return reads(self.value) | reads(self.mask) | reads(self.send)
 
 
 @dataclass(frozen=True)
@@ -221,13 +222,14 @@ class EndpointExchange(Instr):
 
     fields: tuple[tuple[str, str, str], ...]  # (vertex var, side src|dst, elem)
     targets: tuple[str, ...]
+    need: Ex | None = None  # edge condition (over edge vars) outside which the values are never used
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
         return self.targets
 
     def uses(self) -> set[str]:
-        return {f[0] for f in self.fields}
+        return {f[0] for f in self.fields} | reads(self.need)
 
 
 @dataclass(frozen=True)
@@ -365,7 +367,8 @@ def show_instr(i: Instr) -> str:
         return f"{i.target} = mark-endpoints[{','.join(i.sides)}] where {show_ex(i.mask)}"
     if isinstance(i, NbrReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
-        return f"{i.target} = {i.op} over {'out' if i.out else 'in'}-neighbours of {show_ex(i.value)}{mask}"
+        send = f" sent if {show_ex(i.send)}" if i.send is not None else ""
+        return f"{i.target} = {i.op} over {'out' if i.out else 'in'}-neighbours of {show_ex(i.value)}{send}{mask}"
     if isinstance(i, GlobalReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
         return f"{i.target} = {i.op} over {i.dom} of {show_ex(i.value)}{mask}"

@@ -787,10 +787,10 @@ class Lowerer:
             else:
                 res = ir.Where(head.elem, e.span, mask, head.ex, ir.Const(head.elem, e.span, default_of(head.elem)))
         if kind == "edge":
-            res = self.finish_edge([res], e.span)[0]
+            res = self.finish_edge([res], e.span, need=mask)[0]
         return Val(res, kind, head.elem)
 
-    def finish_edge(self, exs: list[ir.Ex | None], span: Span) -> list[ir.Ex | None]:
+    def finish_edge(self, exs: list[ir.Ex | None], span: Span, need: ir.Ex | None = None) -> list[ir.Ex | None]:
         """Insert the endpoint exchange an edge computation needs, and read its results instead."""
         fields: dict[tuple[str, str], str] = {}
         for x in exs:
@@ -802,7 +802,9 @@ class Lowerer:
         if not fields:
             return exs
         spec = tuple((var, pos, self.var_elem(var)) for (var, pos) in fields)
-        self.emit(ir.EndpointExchange(span, spec, tuple(fields.values())))
+        if need is not None and any(isinstance(n, ir.Load) and n.pos in ("src", "dst") for n in ir.walk(need)):
+            need = None  # the condition itself needs the exchanged values
+        self.emit(ir.EndpointExchange(span, spec, tuple(fields.values()), need))
 
         def rw(x: ir.Ex) -> ir.Ex:
             if isinstance(x, ir.Load) and x.pos in ("src", "dst"):

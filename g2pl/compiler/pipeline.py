@@ -1,10 +1,10 @@
-"""The compilation pipeline in one place: parse -> lower -> plan -> (passes) -> codegen.
+"""The compilation pipeline in one place: parse -> lower -> IR passes -> plan -> plan passes -> codegen.
 
-`PASS_NAMES` are the optimizer passes of spec section 5 that `--disable-pass`
-accepts.  `PIPELINE` is the ordered tuple of passes that are implemented and
-run at -O1/-O2; the -O level and `--disable-pass` simply filter it.  Until a
-pass is implemented it is not listed, and the plan says so instead of
-pretending it ran.
+The optimizer passes and their order live in `g2pl.compiler.passes.PIPELINE`;
+the -O level and `--disable-pass` filter it.  `compile_module` takes an
+`after_pass` hook, called after every pass with (name, IR or plan), which is
+how tests run the verifier between passes and how `g2plc --print-ir-after`
+and `--time-passes` are implemented.
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ from g2pl.compiler import ast as A
 from g2pl.compiler import ir
 from g2pl.compiler.codegen import generate
 from g2pl.compiler.lower import lower_procedure
+from g2pl.compiler.passes import PASS_NAMES, PIPELINE, selected
 from g2pl.compiler.plan import Plan, build_plan, render
 
-PASS_NAMES = ("reuse", "merge", "reorder", "prune", "pack", "direction")
-
-# (name, minimum -O level, function Plan -> Plan); empty until the optimizer lands.
-PIPELINE: tuple[tuple[str, int, Callable[[Plan], Plan]], ...] = ()
+__all__ = ["PASS_NAMES", "PIPELINE", "Compilation", "compile_module", "dump_stage"]
 
 
 @dataclass
@@ -40,24 +38,46 @@ class Compilation:
         return render(self.plan)
 
     def ir_text(self) -> str:
-        head = f"procedure {self.proc.name}(" + ", ".join(f"{n}: {t.elem}" for n, t in self.proc.params) + ")"
-        types = "\n".join(f"  {v}: {t.ann()}" for v, t in self.proc.vars.items() if not v.startswith("@"))
-        return f"{head}\nvariables:\n{types}\nbody:\n{ir.dump_instrs(self.proc.body, 1)}"
+        return dump_ir(self.proc)
 
 
-def selected_passes(opt: int, disable: tuple[str, ...]) -> list[tuple[str, Callable[[Plan], Plan]]]:
-    return [(name, fn) for name, level, fn in PIPELINE if opt >= level and name not in disable]
+def dump_ir(proc: ir.ProcIR) -> str:
+    head = f"procedure {proc.name}(" + ", ".join(f"{n}: {t.elem}" for n, t in proc.params) + ")"
+    types = "\n".join(f"  {v}: {t.ann()}" for v, t in proc.vars.items() if not v.startswith("@"))
+    return f"{head}\nvariables:\n{types}\nbody:\n{ir.dump_instrs(proc.body, 1)}"
 
 
-def compile_module(module: A.Module, entry: str, opt: int = 2, disable: tuple[str, ...] = ()) -> Compilation:
+def dump_stage(unit: ir.ProcIR | Plan) -> str:
+    """The IR (before planning) or the plan (after), as printed by --print-ir-after."""
+    return dump_ir(unit) if isinstance(unit, ir.ProcIR) else render(unit)
+
+
+AfterPass = Callable[[str, "ir.ProcIR | Plan"], None]
+
+
+def compile_module(module: A.Module, entry: str, opt: int = 2, disable: tuple[str, ...] = (),
+                   after_pass: AfterPass | None = None) -> Compilation:
     proc = lower_procedure(module, module.procedures[entry])
-    plan = build_plan(proc)
+    if after_pass:
+        after_pass("lower", proc)
+    passes = selected(opt, tuple(disable))
+    log: list[str] = []
     times: dict[str, float] = {}
-    passes = selected_passes(opt, disable)
-    if opt > 0 and not passes:
-        plan.log.append(f"-O{opt} requested; no optimizer pass is implemented yet, so the -O0 baseline plan runs")
-    for name, fn in passes:
+    for p in (p for p in passes if p.stage == "ir"):
         t0 = time.perf_counter()
-        plan = fn(plan)
-        times[name] = time.perf_counter() - t0
-    return Compilation(proc, plan, generate(plan), opt, disable, times)
+        proc = p.run(proc, log)
+        times[p.name] = time.perf_counter() - t0
+        if after_pass:
+            after_pass(p.name, proc)
+    plan = build_plan(proc)
+    plan.opt_level = opt
+    plan.log = log
+    if after_pass:
+        after_pass("plan", plan)
+    for p in (p for p in passes if p.stage == "plan"):
+        t0 = time.perf_counter()
+        plan = p.run(plan, plan.log)
+        times[p.name] = time.perf_counter() - t0
+        if after_pass:
+            after_pass(p.name, plan)
+    return Compilation(proc, plan, generate(plan), opt, tuple(disable), times)

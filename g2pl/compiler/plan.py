@@ -78,6 +78,8 @@ class Plan:
     states: list[State]
     opt_level: int = 0
     log: list[str] = field(default_factory=list)
+    prune: bool = False  # records only where needed (set by the prune pass)
+    pack: bool = False  # per-superstep record layouts, bools as bits (set by the pack pass)
 
     def exchange_states(self) -> list[State]:
         return [s for s in self.states if s.exchange]
@@ -111,7 +113,7 @@ def exchange_fields(instr: ir.Instr, proc: ir.ProcIR) -> list[Field]:
     """Message fields an exchange instruction needs from neighbours."""
     out: dict[str, Field] = {}
     if isinstance(instr, ir.NbrReduce):
-        for x in (instr.value, instr.mask):
+        for x in (instr.value, instr.mask, instr.send):
             if x is None:
                 continue
             for n in ir.walk(x):
@@ -242,9 +244,10 @@ def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
     if isinstance(i, ir.NbrReduce):
         fields = exchange_fields(i, proc)
         fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "(none: constant per record)"
-        cond = f"; send condition {ir.show_ex(i.mask)}" if i.mask is not None else ""
+        send = f"; sent if {ir.show_ex(i.send)}" if i.send is not None else ""
+        cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return (f"messages along {'out' if i.out else 'in'}-edges -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
-                f" [fields {fl}{cond}] (combiner: {i.op})")
+                f" [fields {fl}{send}{cond}] (combiner: {i.op})")
     if isinstance(i, ir.GlobalReduce):
         cond = f" where {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return f"aggregator {i.target} = {i.op} over {'vertices' if i.dom == 'V' else 'edges'} of {ir.show_ex(i.value)}{cond}"
@@ -265,7 +268,7 @@ def render(plan: Plan) -> str:
     out = [f"plan for procedure `{proc.name}` ({proc.file}), -O{plan.opt_level}: "
            f"{len(plan.states)} states, {len(plan.exchange_states())} with an exchange"]
     fields = plan.program_fields()
-    if plan.opt_level == 0:
+    if not plan.pack:
         rb = sum(f.size for f in fields)
         fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "none"
         out.append(f"record layout (every exchange superstep, every adjacency entry): {fl} = {rb} bytes")

@@ -162,9 +162,10 @@ class Runtime:
         self.weight = lg.weight
         self.seed = int(seed)
         self.max_supersteps = max_supersteps
-        self.naive = int(getattr(module, "OPT_LEVEL", 0)) == 0  # -O0: every record carries all fields
+        self.prune = bool(getattr(module, "PRUNE", False))  # records only where needed, counted per exchange
+        self.pack = bool(getattr(module, "PACK", False))  # per-superstep layouts instead of the program record
         self.record_fields: list[tuple[str, str]] = list(getattr(module, "RECORD_FIELDS", []))
-        self.record_bytes = int(getattr(module, "RECORD_BYTES", 0))
+        self.record_bytes = 0 if self.pack else int(getattr(module, "RECORD_BYTES", 0))
         self._offsets: dict[str, int] = {}
         off = 0
         for name, elem in self.record_fields:
@@ -178,7 +179,7 @@ class Runtime:
             entries = (len(lg.in_nbr) if need_in else 0) + (len(lg.out_nbr) if need_out else 0)
         else:
             entries = len(lg.in_nbr)
-        self.naive_entries = entries if self.record_bytes > 0 else 0
+        self.naive_entries = entries if (getattr(module, "RECORD_BYTES", 0) and not self.prune) else 0
         self.stats = Stats(ranks=self.comm.size)
         self._pending_msgs = 0
         self._aggs: list[tuple[str, str, str, np.ndarray]] = []
@@ -254,42 +255,132 @@ class Runtime:
 
     # ------------------------------------------------------------ ghost exchange
 
-    def exchange_fields(self, arrays: tuple[np.ndarray, ...], names: tuple[str, ...]) -> list[np.ndarray]:
-        """Ext arrays (owned + ghost values) of vertex arrays, sent as one record per mirror.
+    def exchange_fields(self, arrays: tuple, names: tuple[str, ...], send=None) -> list[np.ndarray]:
+        """Ext arrays (owned values followed by ghost values) of vertex arrays: one record per mirror.
 
-        At -O0 the record is the program's whole record (all message fields,
-        unused ones zero), as the papers' naive code sends.
+        -O0 (no pack): the record is the program's whole record (all message
+        fields, unused ones zero), as the papers' naive code sends.  With pack:
+        only these fields, bools as bits.  With `send` (prune): only mirrors
+        whose sender condition holds send, after a presence bitmap; the
+        presence (ext) array is returned last.
         """
         self._exchanged = True
         lg = self.lg
+        arrays = tuple(self._entries(a, self.n) for a in arrays)
+        sendm = None if send is None else self._entries(send, self.n).astype(bool, copy=False)
         if lg.size == 1:
-            return list(arrays)
+            return list(arrays) + ([sendm] if sendm is not None else [])
         t0 = time.perf_counter()
+        if self.pack:
+            out = self._exchange_packed(arrays, sendm)
+        else:
+            out = self._exchange_records(arrays, names, sendm)
+        self._comm_s += time.perf_counter() - t0
+        return out
+
+    def _exchange_records(self, arrays, names, sendm) -> list[np.ndarray]:
+        """Fixed-size records (the program's record at -O0), optionally only from present mirrors."""
+        lg = self.lg
         elems = [_elem_of(a) for a in arrays]
-        if self.naive and self.record_bytes:
-            layout = [(self._offsets[nm], e) for nm, e in zip(names, elems)]
+        if self.record_bytes:
+            layout = [(self._offsets.get(nm, 0), e) for nm, e in zip(names, elems)]
             rb = self.record_bytes
         else:
-            layout, off = [], 0
+            layout, rb = [], 0
             for e in elems:
-                layout.append((off, e))
-                off += ELEM_SIZE[e]
-            rb = off
-        n_send = len(lg.send_idx)
-        buf = np.zeros((n_send, rb), dtype=np.uint8)
+                layout.append((rb, e))
+                rb += ELEM_SIZE[e]
+        rb = max(rb, 1)
+        idx = lg.send_idx
+        counts = lg.send_counts
+        bits = None
+        if sendm is not None:
+            sel = sendm[idx]
+            bits, counts = self._presence(sel, lg.send_counts), _segment_counts(sel, lg.send_counts)
+            idx = idx[sel]
+        buf = np.zeros((len(idx), rb), dtype=np.uint8)
         for a, (off, e) in zip(arrays, layout):
             sz = ELEM_SIZE[e]
-            buf[:, off:off + sz] = np.ascontiguousarray(a[lg.send_idx].astype(K.DTYPES[e])).view(np.uint8).reshape(-1, sz)
-        recv, _ = self.comm.alltoallv(buf.reshape(-1).view(f"V{rb}") if rb else buf.reshape(-1),
-                                      lg.send_counts, lg.recv_counts)
-        rbytes = recv.view(np.uint8).reshape(-1, rb) if rb else np.zeros((0, 0), np.uint8)
+            buf[:, off:off + sz] = np.ascontiguousarray(a[idx].astype(K.DTYPES[e])).view(np.uint8).reshape(-1, sz)
+        present = None
+        if bits is not None:
+            present = self._recv_presence(bits)
+            recv, _ = self.comm.alltoallv(buf.reshape(-1).view(f"V{rb}"), counts)
+        else:
+            recv, _ = self.comm.alltoallv(buf.reshape(-1).view(f"V{rb}"), counts, lg.recv_counts)
+        rbytes = recv.view(np.uint8).reshape(-1, rb)
         out = []
         for a, (off, e) in zip(arrays, layout):
             sz = ELEM_SIZE[e]
-            ghost = np.ascontiguousarray(rbytes[:, off:off + sz]).view(K.DTYPES[e]).reshape(-1)
-            out.append(np.concatenate([a.astype(K.DTYPES[e], copy=False), ghost]))
-        self._comm_s += time.perf_counter() - t0
+            vals = np.ascontiguousarray(rbytes[:, off:off + sz]).view(K.DTYPES[e]).reshape(-1)
+            out.append(self._ext(a, vals, present, e))
+        if sendm is not None:
+            out.append(np.concatenate([sendm, present]))
         return out
+
+    def _exchange_packed(self, arrays, sendm) -> list[np.ndarray]:
+        """Only the needed fields: bool fields bit-packed, others as values, per destination rank."""
+        lg = self.lg
+        idx = lg.send_idx
+        counts = lg.send_counts
+        bits = None
+        if sendm is not None:
+            sel = sendm[idx]
+            bits, counts = self._presence(sel, lg.send_counts), _segment_counts(sel, lg.send_counts)
+            idx = idx[sel]
+        present = self._recv_presence(bits) if bits is not None else None
+        n_recv = int(lg.recv_counts.sum()) if present is None else int(np.count_nonzero(present))
+        out = []
+        for a in arrays:
+            e = _elem_of(a)
+            vals = a[idx]
+            if e == "bool":
+                packed = _packbits_segments(vals, counts)
+                recv, rc = self.comm.alltoallv(packed[0], packed[1])
+                got = _unpackbits_segments(recv, rc, self._recv_value_counts(present))
+            else:
+                recv, _ = self.comm.alltoallv(vals.astype(K.DTYPES[e]), counts, self._recv_value_counts(present))
+                got = recv
+            assert len(got) == n_recv
+            out.append(self._ext(a, got, present, e))
+        if sendm is not None:
+            out.append(np.concatenate([sendm, present]))
+        return out
+
+    def _presence(self, sel: np.ndarray, seg_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return _packbits_segments(sel, seg_counts)
+
+    def _recv_presence(self, bits: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """Presence of each ghost (in ghost order), from the senders' bitmaps."""
+        recv, rc = self.comm.alltoallv(bits[0], bits[1])
+        present = _unpackbits_segments(recv, rc, self.lg.recv_counts)
+        self._present_counts = _segment_counts(present, self.lg.recv_counts)
+        return present
+
+    def _recv_value_counts(self, present: np.ndarray | None) -> np.ndarray:
+        return self.lg.recv_counts if present is None else self._present_counts
+
+    def _ext(self, a: np.ndarray, ghost_vals: np.ndarray, present: np.ndarray | None, e: str) -> np.ndarray:
+        dt = K.DTYPES[e]
+        if present is None:
+            ghosts = ghost_vals
+        else:
+            ghosts = np.zeros(self.lg.n_ghosts, dtype=dt)
+            ghosts[np.flatnonzero(present)] = ghost_vals
+        return np.concatenate([a.astype(dt, copy=False), ghosts.astype(dt, copy=False)])
+
+    def count_messages(self, adj: Adjacency | None, present=None, edges=None) -> None:
+        """Records sent in this exchange (prune): along adjacency entries whose sender sends, or
+        2 per local edge owned here where `edges` holds (endpoint exchanges)."""
+        if adj is None:
+            owned = self.lg.edge_owned
+            k = int(np.count_nonzero(owned if edges is None else (self._entries(edges, self.m) & owned)))
+            self._pending_msgs += 2 * k
+            return
+        if present is None:
+            self._pending_msgs += adj.entries
+            return
+        self._pending_msgs += int(np.count_nonzero(self._entries(present, self.lg.n_ext)[adj.nbr]))
 
     # ------------------------------------------------------------ neighbourhood aggregation
 
@@ -458,8 +549,8 @@ class Runtime:
 
     def end_superstep(self, state: int) -> None:
         """Close the current superstep: combine aggregators (one Allreduce), record stats, check limits."""
-        if self.naive and self.record_bytes and not self._exchanged and self.lg.size > 1:
-            self.exchange_fields((), ())  # the naive code sends its (unused) record to every mirror anyway
+        if not self.prune and self.naive_entries and not self._exchanged and self.lg.size > 1:
+            self.exchange_fields((), ())  # without prune every superstep sends its record to every mirror
         self._reduce_aggregators()
         msgs = self.naive_entries + self._pending_msgs
         rec_bytes = self.naive_entries * self.record_bytes + self._pending_msgs * 8
@@ -501,6 +592,35 @@ class Runtime:
             arr = arr[self.lg.edge_owned]
         parts = self.comm.gather(arr)
         return None if parts is None else np.concatenate(parts)
+
+
+def _segment_counts(sel: np.ndarray, seg_counts: np.ndarray) -> np.ndarray:
+    """How many selected entries fall in each consecutive segment."""
+    if len(sel) == 0:
+        return np.zeros(len(seg_counts), dtype=np.int64)
+    c = np.concatenate([[0], np.cumsum(sel.astype(np.int64))])
+    ends = np.cumsum(seg_counts)
+    starts = ends - seg_counts
+    return (c[ends] - c[starts]).astype(np.int64)
+
+
+def _packbits_segments(vals: np.ndarray, seg_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bit-pack bools separately per destination segment; returns (bytes, byte counts per segment)."""
+    chunks, counts, a = [], [], 0
+    for c in seg_counts.tolist():
+        p = np.packbits(vals[a:a + c].astype(bool))
+        chunks.append(p)
+        counts.append(len(p))
+        a += c
+    return (np.concatenate(chunks) if chunks else np.zeros(0, np.uint8)), np.array(counts, dtype=np.int64)
+
+
+def _unpackbits_segments(data: np.ndarray, byte_counts: np.ndarray, bit_counts: np.ndarray) -> np.ndarray:
+    out, a = [], 0
+    for nb, nbits in zip(byte_counts.tolist(), bit_counts.tolist()):
+        out.append(np.unpackbits(data[a:a + nb].view(np.uint8), count=nbits).astype(bool))
+        a += nb
+    return np.concatenate(out) if out else np.zeros(0, bool)
 
 
 def _int64(x) -> np.int64:

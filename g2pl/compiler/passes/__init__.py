@@ -1,0 +1,39 @@
+"""The optimizer passes and their order, in one place (spec section 5).
+
+`PIPELINE` is the ordered list; `-O` levels and `--disable-pass` only filter
+it.  IR passes rewrite the structured IR before the plan is built; plan
+passes rewrite the superstep plan.  Every pass returns its input unchanged
+(and says why in the log) when it does not apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from g2pl.compiler.passes import merge, pack, prune, reorder, reuse
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    name: str
+    stage: str  # "ir" (before planning) or "plan"
+    level: int  # lowest -O level that runs it
+    run: Callable  # (ProcIR | Plan, log: list[str]) -> same type
+    doc: str
+
+
+PIPELINE: tuple[PassInfo, ...] = (
+    PassInfo("reuse", "ir", 1, reuse.run, reuse.__doc__ or ""),
+    PassInfo("reorder", "ir", 2, reorder.run, reorder.__doc__ or ""),
+    PassInfo("merge", "plan", 1, merge.run, merge.__doc__ or ""),
+    PassInfo("prune", "plan", 2, prune.run, prune.__doc__ or ""),
+    PassInfo("pack", "plan", 2, pack.run, pack.__doc__ or ""),
+)
+
+#: every name `--disable-pass` accepts (direction is chosen at run time, see the runtime's nbr_combine)
+PASS_NAMES = ("reuse", "merge", "reorder", "prune", "pack", "direction")
+
+
+def selected(opt: int, disable: tuple[str, ...] = ()) -> list[PassInfo]:
+    return [p for p in PIPELINE if opt >= p.level and p.name not in disable]

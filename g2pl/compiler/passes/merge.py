@@ -1,0 +1,135 @@
+"""merge: run an exchange in the previous superstep when its inputs did not change (paper 2.3.4, rule 2).
+
+An exchange X of state T moves into the exchange group of every *barrier*
+state B before T (walking back through exchange-free states I), when
+
+* nothing in I, in T before X, or in B's own exchanges defines an input of X,
+* nothing between B's barrier and X reads or writes X's results, and
+* if some path from B leads elsewhere than T, X only writes temporaries
+  (computing it on that path too is then harmless).
+
+A state left without exchanges stops being a superstep.
+
+Before (-O0)::
+
+    state 1: => or over V of NotMatched            (loop condition)
+    state 2: => or over V of Matched
+    state 4: => $3 = sum over in-neighbours of 1 where NotMatched@nbr
+
+After::
+
+    state 1: => or over V of NotMatched, or over V of Matched,
+                $3 = sum over in-neighbours of 1 where NotMatched@nbr
+"""
+
+from __future__ import annotations
+
+from g2pl.compiler import ir
+from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan, State, compact
+
+
+def _succ(s: State) -> list[int]:
+    t = s.term
+    if isinstance(t, Goto):
+        return [t.target]
+    if isinstance(t, Branch):
+        return [t.then, t.other]
+    return []
+
+
+def _term_uses(s: State) -> set[str]:
+    t = s.term
+    if isinstance(t, Branch):
+        return ir.reads(t.cond)
+    if isinstance(t, Halt) and t.ret is not None:
+        return t.ret.uses()
+    return set()
+
+
+def _barriers(plan: Plan, t: State, preds: dict[int, list[int]]) -> tuple[list[State], list[State]] | None:
+    """(barrier states, exchange-free states in between) before `t`, or None if there is no earlier barrier."""
+    barriers: dict[int, State] = {}
+    between: dict[int, State] = {}
+    stack = list(preds.get(t.id, []))
+    if not stack:
+        return None
+    while stack:
+        p = plan.states[stack.pop()]
+        if p.id == t.id:
+            return None  # a loop of exchange-free states back to t
+        if p.exchange:
+            barriers[p.id] = p
+            continue
+        if p.id in between:
+            continue
+        between[p.id] = p
+        ps = preds.get(p.id, [])
+        if not ps:
+            return None  # reached the entry without a barrier: nothing earlier to merge into
+        stack.extend(ps)
+    return list(barriers.values()), list(between.values())
+
+
+def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: list[str]) -> bool:
+    x = t.exchange[k].instr
+    if isinstance(x, ir.RemoteRead):
+        return False
+    found = _barriers(plan, t, preds)
+    if found is None:
+        return False
+    barriers, between = found
+    uses, defs = x.uses(), set(x.defs())
+    changed: set[str] = set()
+    touched: set[str] = set()
+    for s in between:
+        for i in s.instrs:
+            changed |= set(i.defs())
+            touched |= i.uses() | set(i.defs())
+        touched |= _term_uses(s)
+    for i in t.instrs:
+        changed |= set(i.defs())
+        touched |= i.uses() | set(i.defs())
+    for j, other in enumerate(t.exchange):
+        if j != k:
+            touched |= other.instr.uses() | set(other.instr.defs())
+    touched |= _term_uses(t)
+    for b in barriers:
+        for e in b.exchange:
+            changed |= set(e.instr.defs())
+            touched |= e.instr.uses() | set(e.instr.defs())
+        touched |= _term_uses(b)
+    if uses & changed or defs & touched:
+        return False
+    region = {t.id} | {s.id for s in between}
+    leaks = any(any(n not in region for n in _succ(s)) for s in barriers + between)
+    if leaks and not all(d.startswith("$") for d in defs):
+        return False
+    del t.exchange[k]
+    for b in barriers:
+        b.exchange.append(Exch(x))
+    where = ", ".join(str(b.id) for b in barriers)
+    log.append(f"merge: line {x.span.line}: `{ir.show_instr(x)}` merged into the superstep of state {where}")
+    return True
+
+
+def run(plan: Plan, log: list[str]) -> Plan:
+    moved = False
+    progress = True
+    while progress:
+        progress = False
+        preds: dict[int, list[int]] = {}
+        for s in plan.states:
+            for n in _succ(s):
+                preds.setdefault(n, []).append(s.id)
+        for t in plan.states:
+            k = 0
+            while k < len(t.exchange):
+                if _try_move(plan, t, k, preds, log):
+                    progress = moved = True
+                else:
+                    k += 1
+    if not moved:
+        log.append("merge: no exchange could move to an earlier superstep")
+        return plan
+    plan.states = compact(plan.states)
+    return plan

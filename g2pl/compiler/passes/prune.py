@@ -1,0 +1,72 @@
+"""prune: send records only where they matter (paper section 4.2, conditional-send pruning).
+
+* Supersteps whose exchange is only aggregators send no records at all.
+* A neighbourhood aggregation's filter is split: the conjuncts that depend
+  on the sender alone (`u in X`) become its *send condition*, evaluated by
+  each sender, so vertices that fail it send nothing (instead of an identity
+  value); receivers learn who sent from a presence bitmap.
+* Endpoint exchanges count records only along edges where the values are
+  used (the enclosing comprehension's condition, e.g. `(u, v) <- Edges(X)`).
+
+Before::
+
+    => $3 = sum of 1 where NotMatched@nbr          (every neighbour sends 0 or 1)
+
+After::
+
+    => $3 = sum of 1 sent if NotMatched@nbr        (only unmatched neighbours send)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from g2pl.compiler import ir
+from g2pl.compiler.plan import Exch, Plan
+
+
+def conjuncts(e: ir.Ex | None) -> list[ir.Ex]:
+    if e is None:
+        return []
+    if isinstance(e, ir.Op) and e.op == "&&":
+        return conjuncts(e.args[0]) + conjuncts(e.args[1])
+    return [e]
+
+
+def conjoin(parts: list[ir.Ex]) -> ir.Ex | None:
+    if not parts:
+        return None
+    out = parts[0]
+    for p in parts[1:]:
+        out = ir.Op("bool", p.span, "&&", (out, p))
+    return out
+
+
+def sender_side(e: ir.Ex) -> bool:
+    """Reads only the sending neighbour (and scalars): the sender can evaluate it."""
+    for n in ir.walk(e):
+        if isinstance(n, ir.Load) and n.kind != "scalar" and n.pos != "nbr":
+            return False
+        if isinstance(n, ir.Ids) and n.pos != "nbr" or isinstance(n, ir.Rand):
+            return False
+    return any(isinstance(n, (ir.Load, ir.Ids)) and getattr(n, "pos", "") == "nbr" for n in ir.walk(e))
+
+
+def run(plan: Plan, log: list[str]) -> Plan:
+    plan.prune = True
+    for s in plan.states:
+        for k, x in enumerate(s.exchange):
+            i = x.instr
+            if isinstance(i, ir.NbrReduce) and i.send is None:
+                parts = conjuncts(i.mask)
+                send = [p for p in parts if sender_side(p)]
+                if send:
+                    rest = [p for p in parts if not sender_side(p)]
+                    s.exchange[k] = Exch(dataclasses.replace(i, send=conjoin(send), mask=conjoin(rest)), x.phase)
+                    log.append(f"prune: line {i.span.line}: {i.target} sent only if {ir.show_ex(conjoin(send))}")
+            elif isinstance(i, ir.EndpointExchange) and i.need is not None:
+                log.append(f"prune: line {i.span.line}: endpoint values sent only along edges where "
+                           f"{ir.show_ex(i.need)}")
+        if s.exchange and all(isinstance(x.instr, ir.GlobalReduce) for x in s.exchange):
+            log.append(f"prune: state {s.id}: aggregators only, no records sent")
+    return plan
