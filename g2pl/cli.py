@@ -71,6 +71,8 @@ def _g2plc(a: argparse.Namespace) -> int:
 
     prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry) if len(prog.procedures) > 1 or a.entry else prog.procedures[0]
+    if a.print_ir_after or a.time_passes:
+        _show_passes(prog, entry, a)
     if a.emit == "ast":
         text = A.dump(prog.module)
     elif a.emit == "ir":
@@ -93,11 +95,40 @@ def _g2plc(a: argparse.Namespace) -> int:
     return 0
 
 
+def _show_passes(prog, entry: str, a: argparse.Namespace) -> None:
+    """--print-ir-after NAME|all and --time-passes: rerun the pipeline with a hook between passes."""
+    import time
+
+    from g2pl.compiler.pipeline import compile_module, dump_stage
+
+    want = set(a.print_ir_after or [])
+    times: list[tuple[str, float]] = []
+    last = [time.perf_counter()]
+
+    def hook(name: str, unit) -> None:
+        now = time.perf_counter()
+        times.append((name, now - last[0]))
+        if "all" in want or name in want:
+            print(f"=== after {name} ===", file=sys.stderr)
+            print(dump_stage(unit), file=sys.stderr)
+        last[0] = time.perf_counter()
+
+    compile_module(prog.module, entry, opt=a.opt, disable=tuple(a.disable), after_pass=hook)
+    if a.time_passes:
+        print("=== pass timings ===", file=sys.stderr)
+        for name, t in times:
+            print(f"  {name:<10} {t * 1000:8.3f} ms", file=sys.stderr)
+
+
 def g2plc_main(argv: list[str] | None = None) -> int:
     p = _Parser(prog="g2plc", description="Compile a G2PL program to a vertex-centric Python module.")
     p.add_argument("program", help="the .g2pl program")
     p.add_argument("-o", dest="output", metavar="OUT.py", help="write the output here (default: PROGRAM.py)")
     p.add_argument("--emit", choices=("ast", "ir", "plan", "py"), help="print one stage instead of writing a module")
+    p.add_argument("--print-ir-after", action="append", metavar="NAME|all",
+                   choices=("all", "lower", "plan", *PASS_CHOICES),
+                   help="print the IR (or plan) after this pass to stderr; repeatable")
+    p.add_argument("--time-passes", action="store_true", help="print how long each pass took to stderr")
     _add_opt_flags(p)
     a = p.parse_args(argv)
     return _guard(_g2plc, a)
@@ -147,7 +178,7 @@ def _plan_summary(prog, entry: str) -> str:
 
     for s in plan.exchange_states():
         for x in s.exchange:
-            lines.append(f"  state {s.id:>3} (line {x.instr.span.line}): {describe_exchange(x, plan.proc)}")
+            lines.append(f"  state {s.id:>3} (line {x.instr.span.line}): {describe_exchange(x, plan.proc, plan.prune)}")
     return "\n".join(lines)
 
 

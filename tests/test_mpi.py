@@ -157,3 +157,26 @@ def test_bad_graph_under_mpi_exits_2_once(tmp_path):
                        env=env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.count("error:") == 1
+
+
+MODES = {"O0": ["-O0"], "O1": ["-O1"], "no-pack": ["--disable-pass", "pack"], "no-prune": ["--disable-pass", "prune"]}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("prog", ["matching", "pagerank", "sssp", "mis"])
+def test_every_exchange_mode_across_ranks(tmp_path, graph_file, prog, mode):
+    graph, root = graph_file
+    extra = [*args_for(prog, root), *MODES[mode]]
+    one, s1 = run_np(tmp_path, prog, graph, extra, 1)
+    two, s2 = run_np(tmp_path, prog, graph, extra, 2)
+    assert same(one, two)
+    assert s1["supersteps"] == s2["supersteps"] and s1["messages"] == s2["messages"]
+
+
+def test_optimizer_cuts_bytes_across_ranks(tmp_path, graph_file):
+    graph, _ = graph_file
+    _, naive = run_np(tmp_path, "matching", graph, ["-O0"], 2)
+    _, nopack = run_np(tmp_path, "matching", graph, ["--disable-pass", "pack"], 2)
+    _, best = run_np(tmp_path, "matching", graph, [], 2)
+    assert best["bytes"] < nopack["bytes"] < naive["bytes"]
+    assert best["bytes"] * 3 <= naive["bytes"]

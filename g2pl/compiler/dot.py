@@ -16,7 +16,7 @@ def plan_to_dot(plan: Plan) -> str:
     for s in plan.states:
         lines = [f"state {s.id}" + (" (superstep)" if s.exchange else "")]
         lines += [ir.show_instr(i) for i in s.instrs]
-        lines += ["=> " + describe_exchange(x, plan.proc) for x in s.exchange]
+        lines += ["=> " + describe_exchange(x, plan.proc, plan.prune) for x in s.exchange]
         if isinstance(s.term, Halt):
             lines.append("halt")
         style = ", style=bold" if s.exchange else ""

@@ -239,7 +239,7 @@ def _src(plan: Plan, line: int) -> str:
     return lines[line - 1].strip() if 1 <= line <= len(lines) else ""
 
 
-def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
+def describe_exchange(x: Exch, proc: ir.ProcIR, prune: bool = False) -> str:
     i = x.instr
     if isinstance(i, ir.NbrReduce):
         fields = exchange_fields(i, proc)
@@ -252,7 +252,8 @@ def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
         cond = f" where {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return f"aggregator {i.target} = {i.op} over {'vertices' if i.dom == 'V' else 'edges'} of {ir.show_ex(i.value)}{cond}"
     if isinstance(i, ir.EndpointExchange):
-        return "endpoint exchange: " + ", ".join(f"{t} = {v}@{s}" for (v, s, _), t in zip(i.fields, i.targets))
+        where = f" (records only along edges where {ir.show_ex(i.need)})" if prune and i.need is not None else ""
+        return "endpoint exchange: " + ", ".join(f"{t} = {v}@{s}" for (v, s, _), t in zip(i.fields, i.targets)) + where
     if isinstance(i, ir.RemoteRead):
         if x.phase == "request":
             return f"remote-read request: ask owner of {ir.show_ex(i.index)} for {i.var} (for {i.target})"
@@ -285,9 +286,10 @@ def render(plan: Plan) -> str:
             out.append(f"       -> {ir.show_instr(i)}")
         for x in s.exchange:
             out.append(f"  {x.instr.span.line:>4} | {_src(plan, x.instr.span.line)}")
-            out.append(f"       => {describe_exchange(x, proc)}")
+            out.append(f"       => {describe_exchange(x, proc, plan.prune)}")
         if s.exchange:
-            out.append("  -- barrier (end of superstep) --")
+            quiet = plan.prune and all(isinstance(x.instr, ir.GlobalReduce) for x in s.exchange)
+            out.append("  -- barrier (end of superstep)" + ("; aggregators only, no records" if quiet else "") + " --")
         t = s.term
         if isinstance(t, Goto):
             out.append(f"  then -> state {t.target}")
