@@ -60,6 +60,8 @@ QUICK = {
     "speedup_reps": 3,
 }
 SEED = 1
+# What decides the numbers: a change here, uncommitted, is flagged next to the commit hash.
+SOURCE_PATHS = ["g2pl", "templates", "grammar", "programs", "pyproject.toml"]
 
 
 # --------------------------------------------------------------------------- running
@@ -208,9 +210,9 @@ def git_commit() -> str:
     try:
         h = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
                            check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                               capture_output=True, text=True, check=True).stdout.strip()
-        return h + (" (with uncommitted changes to tracked files)" if dirty else "")
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                *SOURCE_PATHS], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+        return h + (f" (with uncommitted changes under {', '.join(SOURCE_PATHS)})" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -283,7 +285,9 @@ def render(res: dict[str, Any]) -> str:
         f"Machine: {m['nproc']} CPUs (`nproc`), {m['cpu_model']}, {m.get('mem_total', '?')} memory; "
         f"{m['platform']}, Python {m['python']}. Ranks beyond {m['nproc']} are oversubscribed.  ",
         f"Commit: {res['commit']}; g2pl package: `{res['sources']['package']}`"
-        + ("" if res["sources"]["in_repo"] else " (not this repository's working tree)")
+        + ("" if res["sources"]["in_repo"] else
+           " (not this repository's working tree: note that the ranks mpiexec starts run `python -m g2pl.cli` "
+           "from the repository root and so may import its `g2pl/` instead)")
         + f", sources sha1 {res['sources']['sha1'][:12]}.  ",
         f"Started {res['started']}; the whole script took {res['total_s']:.1f} s.",
         "",
@@ -320,7 +324,8 @@ def render(res: dict[str, Any]) -> str:
         lines += [f"- PROBLEM: {p}" for p in res["problems"]]
     else:
         lines.append("All passed: supersteps and messages equal across N for every program and graph; "
-                     "0 bytes crossed ranks with N=1 and > 0 with N>1.")
+                     "0 bytes crossed ranks with N=1 and > 0 with N>1; the g2pl sources did not change "
+                     "during the run.")
     failures = [r for r in res["runs"] + sp["runs"] if r["status"] != "ok"]
     for r in failures:
         lines += ["", f"`{r['command']}`: {r['status']}", "", "```", r.get("stderr_tail", "").strip(), "```"]

@@ -44,6 +44,11 @@ class LocalGraph:
     recv_counts: np.ndarray  # ghosts per source rank (ghosts are grouped by owner)
     first_ids: np.ndarray  # per rank: smallest original ID it owns (owner lookup)
     lo: int  # first owned global index
+    # -O0 transport: one record per adjacency entry whose sender is on another rank (the papers' naive code)
+    nv_send_idx: np.ndarray | None = None  # owned sender of each outgoing record, grouped by destination
+    nv_send_counts: np.ndarray | None = None
+    nv_recv_ghost: np.ndarray | None = None  # ghost slot (0-based among ghosts) of each incoming record
+    nv_recv_counts: np.ndarray | None = None
 
     @property
     def n_ghosts(self) -> int:
@@ -132,6 +137,7 @@ def partition(graph, size: int) -> list[LocalGraph]:
         vmap[lo:hi] = -1
         vmap[ghosts] = -1
         emap[eidx] = -1
+    _naive_transport(graph, bounds, parts, owner_of_index)
     # send lists: rank r sends to rank q the owned vertices that q holds as ghosts, in q's ghost order
     for r in range(size):
         lo, hi = int(bounds[r]), int(bounds[r + 1])
@@ -139,6 +145,36 @@ def partition(graph, size: int) -> list[LocalGraph]:
         parts[r]["send_idx"] = np.concatenate(chunks).astype(np.int64)
         parts[r]["send_counts"] = np.array([len(c) for c in chunks], dtype=np.int64)
     return [LocalGraph(**p) for p in parts]
+
+
+def _naive_transport(graph, bounds, parts: list[dict], owner_of_index: np.ndarray) -> None:
+    """Per-adjacency-entry record routes for the -O0 transport (both directions on directed graphs)."""
+    size = len(parts)
+    sends: list[list[np.ndarray]] = [[np.zeros(0, np.int64)] * size for _ in range(size)]
+    for q in range(size):
+        lo, hi = int(bounds[q]), int(bounds[q + 1])
+        recv_ghosts, recv_counts = [], np.zeros(size, np.int64)
+        csrs = [(graph.in_indptr, graph.in_nbr)]
+        if graph.directed:
+            csrs.append((graph.out_indptr, graph.out_nbr))
+        senders = np.concatenate([nbr[ip[lo]:ip[hi]] for ip, nbr in csrs])
+        remote = senders[(senders < lo) | (senders >= hi)]
+        owners = owner_of_index[remote]
+        order = np.argsort(owners, kind="stable")
+        remote, owners = remote[order], owners[order]
+        nl = hi - lo
+        ghosts = parts[q]["ext_ids"]  # owned ids then ghost ids; ghost global indices are sorted
+        ghost_idx = np.searchsorted(graph.ids, ghosts[nl:])
+        recv_ghosts = np.searchsorted(ghost_idx, remote)
+        recv_counts = np.bincount(owners, minlength=size).astype(np.int64)
+        parts[q]["nv_recv_ghost"] = recv_ghosts.astype(np.int64)
+        parts[q]["nv_recv_counts"] = recv_counts
+        starts = np.concatenate([[0], np.cumsum(recv_counts)])
+        for r in range(size):
+            sends[r][q] = remote[starts[r]:starts[r + 1]] - int(bounds[r])
+    for r in range(size):
+        parts[r]["nv_send_idx"] = np.concatenate(sends[r]).astype(np.int64)
+        parts[r]["nv_send_counts"] = np.array([len(x) for x in sends[r]], dtype=np.int64)
 
 
 def whole(graph) -> LocalGraph:
