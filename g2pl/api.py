@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -29,6 +29,10 @@ class Result:
     entry: str
     values: list[dict]
     stats: dict
+    #: The graph the program ran on (optional; lets `array`/`to_networkx`/`to_pandas` list every
+    #: vertex and edge, which the JSON-shaped `values` of vertex/edge *sets* do not).
+    graph: Graph | None = field(default=None, repr=False, compare=False)
+
     def __getitem__(self, name: str) -> Any:
         for v in self.values:
             if v["name"] == name:
@@ -43,6 +47,43 @@ class Result:
 
     def write_stats(self, path: str | Path) -> None:
         _atomic_write(Path(path), json.dumps(self.stats, indent=1))
+
+    # ---- interop (g2pl/interop.py); `graph=` overrides `self.graph`
+
+    def ids(self, graph: Graph | None = None) -> np.ndarray:
+        """Original vertex IDs, ascending: the order of `array(...)` for vertex values."""
+        from g2pl.interop import result_ids
+
+        return result_ids(self, graph)
+
+    def edge_ids(self, graph: Graph | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(u_ids, v_ids) of every edge, ascending: the order of `array(...)` for edge values."""
+        from g2pl.interop import result_edge_ids
+
+        return result_edge_ids(self, graph)
+
+    def array(self, name: str, graph: Graph | None = None) -> np.ndarray:
+        """A returned value as a NumPy array aligned with `ids()` / `edge_ids()` (scalars: 0-d)."""
+        from g2pl.interop import result_array
+
+        return result_array(self, name, graph)
+
+    def to_networkx(self, graph: Graph | None = None):
+        """A networkx graph with the returned values as node/edge attributes (scalars in `.graph`)."""
+        from g2pl.interop import result_to_networkx
+
+        return result_to_networkx(self, graph)
+
+    def to_pandas(self, graph: Graph | None = None) -> dict:
+        """{"vertex": DataFrame by id, "edge": DataFrame by (u, v), "scalar": Series}, kinds present only."""
+        from g2pl.interop import result_to_pandas
+
+        return result_to_pandas(self, graph)
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:  # IPython display: a summary, not every value
+        from g2pl.interop import result_summary
+
+        p.text(result_summary(self))
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -175,12 +216,16 @@ class Program:
 
     def run(self, graph: Graph | str | None, args: dict[str, Any] | None = None, backend: str = "numpy",
             seed: int = 0, entry: str | None = None, max_supersteps: int | None = None, directed: bool = False,
-            comm=None) -> Result:
+            comm=None, renumber: str | None = None) -> Result:
         """Run a procedure on a graph (a `Graph` or a file/generator spec).
 
         Under MPI (`comm` with several ranks) only rank 0 needs the graph and
         only rank 0's result holds the values; the statistics cover all ranks.
+        `renumber="degree"` orders each rank's vertices by degree (locality);
+        results are still reported by original ID.
         """
+        if renumber not in (None, "degree"):
+            raise G2PLError(f"unknown renumbering `{renumber}`; expected `degree`")
         if backend not in ("numpy", "cupy"):
             raise G2PLError(f"unknown backend `{backend}`; expected numpy or cupy")
         if backend == "cupy":
@@ -192,7 +237,7 @@ class Program:
         if isinstance(graph, str) and rank == 0:
             graph = load_graph(graph, directed=directed, seed=seed)
         values, stats = execute(self.load(name), graph, argv, seed=seed, max_supersteps=max_supersteps,
-                                comm=comm, backend=backend, opt=self.opt, entry=name)
+                                comm=comm, backend=backend, opt=self.opt, entry=name, renumber=renumber)
         return Result(name, values if values is not None else [], stats)
 
 

@@ -234,7 +234,8 @@ def _run(a: argparse.Namespace) -> int:
         sys.stdout.flush()
     try:
         res = prog.run(graph, args=args, backend=a.backend, seed=a.seed, entry=entry,
-                       max_supersteps=a.max_supersteps, comm=comm)
+                       max_supersteps=a.max_supersteps, comm=comm,
+                       renumber=None if a.renumber == "none" else a.renumber)
     except G2PLError:
         raise  # every rank meets these alike (e.g. --max-supersteps)
     except Exception as exc:  # a failure on this rank alone: report it and stop every rank
@@ -293,6 +294,8 @@ def g2pl_main(argv: list[str] | None = None) -> int:
     r.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="procedure argument")
     r.add_argument("--np", type=int, default=1, metavar="N", help="number of MPI ranks")
     r.add_argument("--backend", choices=("numpy", "cupy"), default="numpy")
+    r.add_argument("--renumber", choices=("none", "degree"), default="none",
+                   help="order each rank's vertices by degree for locality (results keep original IDs)")
     r.add_argument("--seed", type=int, default=0, help="seed for generators and rand()")
     r.add_argument("--max-supersteps", type=int, metavar="N")
     r.add_argument("--output", metavar="FILE.json", help="write returned values as JSON")

@@ -180,3 +180,12 @@ def test_optimizer_cuts_bytes_across_ranks(tmp_path, graph_file):
     _, best = run_np(tmp_path, "matching", graph, [], 2)
     assert best["bytes"] < nopack["bytes"] < naive["bytes"]
     assert best["bytes"] * 3 <= naive["bytes"]
+
+
+@pytest.mark.parametrize("prog", ["pagerank", "matching", "pjcc"])
+def test_degree_renumbering_keeps_answers(tmp_path, graph_file, prog):
+    graph, root = graph_file
+    extra = args_for(prog, root)
+    one, _ = run_np(tmp_path, prog, graph, extra, 1)
+    two, _ = run_np(tmp_path, prog, graph, [*extra, "--renumber", "degree"], 2)
+    assert same(one, two)

@@ -94,6 +94,30 @@ class Graph:
     def __repr__(self) -> str:
         return f"<Graph {self.summary()}>"
 
+    # ---- interop (g2pl/interop.py)
+
+    @classmethod
+    def from_edges(cls, src: Any, dst: Any, weight: Any = None, directed: bool = False, name: str = "edges",
+                   ids: Any = None) -> Graph:
+        """A graph from arrays/lists of original vertex IDs (one entry per edge); see `g2pl.interop`."""
+        from g2pl.interop import from_edges
+
+        return from_edges(src, dst, weight, directed=directed, name=name, ids=ids)
+
+    @classmethod
+    def from_networkx(cls, G: Any, weight: str | None = "weight", name: str | None = None) -> Graph:
+        """A graph from a networkx graph with non-negative int nodes; see `g2pl.interop`."""
+        from g2pl.interop import from_networkx
+
+        return from_networkx(G, weight=weight, name=name)
+
+    @classmethod
+    def from_scipy(cls, matrix: Any, directed: bool = False, name: str = "scipy") -> Graph:
+        """A graph from a (sparse) adjacency matrix, indices = vertex IDs; see `g2pl.interop`."""
+        from g2pl.interop import from_scipy
+
+        return from_scipy(matrix, directed=directed, name=name)
+
 
 def _plural(k: int, one: str, many: str) -> str:
     return f"{k} {one if k == 1 else many}"

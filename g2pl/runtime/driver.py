@@ -20,11 +20,11 @@ from g2pl.runtime.output import convert
 from g2pl.runtime.partition import LocalGraph, partition, whole
 
 
-def scatter_graph(comm, graph) -> LocalGraph:
+def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
     """Each rank's part of `graph` (given on rank 0 only)."""
     if comm.size == 1:
-        return whole(graph)
-    parts = partition(graph, comm.size) if comm.rank == 0 else None
+        return whole(graph) if renumber is None else partition(graph, 1, renumber)[0]
+    parts = partition(graph, comm.size, renumber) if comm.rank == 0 else None
     if comm.rank == 0:
         for r in range(1, comm.size):
             comm.c.send(parts[r], dest=r, tag=7)
@@ -65,11 +65,12 @@ def merge_stats(comm, rt: Runtime) -> Stats:
 
 
 def execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_supersteps: int | None,
-            comm=None, backend: str = "numpy", opt: int = 2, entry: str = "") -> tuple[list[dict] | None, dict]:
+            comm=None, backend: str = "numpy", opt: int = 2, entry: str = "", renumber: str | None = None
+            ) -> tuple[list[dict] | None, dict]:
     """Run `module` on `graph`; returns (JSON values, stats dict) on rank 0, (None, stats) elsewhere."""
     comm = comm or SingleComm()
     t0 = time.perf_counter()
-    lg = scatter_graph(comm, graph)
+    lg = scatter_graph(comm, graph, renumber)
     rt = Runtime(lg, module, seed=seed, comm=comm, max_supersteps=max_supersteps)
     rt.stats.load_time_s = time.perf_counter() - t0
     rt.stats.backend = backend

@@ -611,6 +611,8 @@ class Runtime:
         if kind == "scalar":
             return value
         arr = self.as_v(value, elem) if kind == "vertex" else self.as_e(value, elem)
+        if kind == "vertex":
+            arr = self.lg.in_id_order(arr)
         if self.lg.size == 1:
             return arr
         if kind == "edge":

@@ -49,6 +49,10 @@ class LocalGraph:
     nv_send_counts: np.ndarray | None = None
     nv_recv_ghost: np.ndarray | None = None  # ghost slot (0-based among ghosts) of each incoming record
     nv_recv_counts: np.ndarray | None = None
+    # degree renumbering inside the block: owned vertex k has sorted position order[k] (None: ID order)
+    order: np.ndarray | None = None
+    sorted_ids: np.ndarray | None = None
+    sorted_to_local: np.ndarray | None = None
 
     @property
     def n_ghosts(self) -> int:
@@ -57,10 +61,22 @@ class LocalGraph:
     def id_to_local(self, orig: np.ndarray) -> np.ndarray:
         """Owned-vertex index of each original ID, -1 if this rank does not own it."""
         orig = np.asarray(orig, dtype=np.int64)
-        pos = np.searchsorted(self.ids, orig)
-        pos = np.minimum(pos, max(self.n - 1, 0))
-        ok = (self.n > 0) & (self.ids[pos] == orig) if self.n else np.zeros(orig.shape, bool)
+        ids = self.ids if self.sorted_ids is None else self.sorted_ids
+        if self.n == 0:
+            return np.full(orig.shape, -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(ids, orig), self.n - 1)
+        ok = ids[pos] == orig
+        if self.sorted_to_local is not None:
+            pos = self.sorted_to_local[pos]
         return np.where(ok, pos, -1)
+
+    def in_id_order(self, arr: np.ndarray) -> np.ndarray:
+        """An owned-vertex array rearranged into ascending original-ID order (undoes renumbering)."""
+        if self.order is None:
+            return arr
+        out = np.empty_like(arr)
+        out[self.order] = arr
+        return out
 
     def owner_of(self, orig: np.ndarray) -> np.ndarray:
         """Rank that would own each original ID (by ID range)."""
@@ -87,10 +103,27 @@ def _local_csr(indptr, nbr, eid, lo, hi, to_ext, eid_local):
     return ip.astype(np.int64), to_ext(nbr[start:end]), eid_local(eid[start:end])
 
 
-def partition(graph, size: int) -> list[LocalGraph]:
+def _degree_order(graph, lo: int, hi: int) -> np.ndarray:
+    """Block-local order: highest degree first, ties by original ID (locality for hubs, paper 003)."""
+    deg = np.diff(graph.in_indptr[lo:hi + 1])
+    if graph.directed:
+        deg = deg + np.diff(graph.out_indptr[lo:hi + 1])
+    return np.lexsort((np.arange(hi - lo), -deg)).astype(np.int64)
+
+
+def _reorder_rows(indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, order: np.ndarray):
+    """CSR with rows taken in `order` (each row's entries keep their order)."""
+    lens = np.diff(indptr)[order]
+    new_ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    take = np.repeat(indptr[:-1][order] - new_ptr[:-1], lens) + np.arange(new_ptr[-1])
+    return new_ptr, nbr[take], eid[take]
+
+
+def partition(graph, size: int, renumber: str | None = None) -> list[LocalGraph]:
     """Split `graph` into `size` LocalGraphs (done once, on one rank, then scattered).
 
-    O(n + m) per rank with index maps (no sorting, no hashing).
+    O(n + m) per rank with index maps (no sorting, no hashing).  With
+    `renumber="degree"`, each block's vertices are ordered by degree.
     """
     bounds = block_bounds(graph, size)
     n, m = graph.n, graph.m
@@ -104,6 +137,7 @@ def partition(graph, size: int) -> list[LocalGraph]:
     for r in range(size):
         lo, hi = int(bounds[r]), int(bounds[r + 1])
         nl = hi - lo
+        order = _degree_order(graph, lo, hi) if renumber == "degree" else None
         s_in, d_in = src_owner == r, dst_owner == r
         eidx = np.flatnonzero(s_in | d_in)
         src_g, dst_g = graph.src[eidx], graph.dst[eidx]
@@ -112,7 +146,10 @@ def partition(graph, size: int) -> list[LocalGraph]:
         mark[dst_g] = True
         mark[lo:hi] = False
         ghosts = np.flatnonzero(mark)  # sorted, so grouped by owner rank
-        vmap[lo:hi] = np.arange(nl)
+        if order is None:
+            vmap[lo:hi] = np.arange(nl)
+        else:
+            vmap[lo + order] = np.arange(nl)
         vmap[ghosts] = nl + np.arange(len(ghosts))
         emap[eidx] = np.arange(len(eidx))
 
@@ -122,26 +159,42 @@ def partition(graph, size: int) -> list[LocalGraph]:
 
         in_csr = csr(graph.in_indptr, graph.in_nbr, graph.in_eid)
         out_csr = csr(graph.out_indptr, graph.out_nbr, graph.out_eid) if graph.directed else in_csr
+        own_ids = graph.ids[lo:hi]
+        extra = {}
+        if order is not None:
+            in_csr = _reorder_rows(*in_csr, order)
+            out_csr = _reorder_rows(*out_csr, order) if graph.directed else in_csr
+            inv = np.empty(nl, dtype=np.int64)
+            inv[order] = np.arange(nl)
+            extra = dict(order=order, sorted_ids=own_ids, sorted_to_local=inv)
+            own_ids = own_ids[order]
         ghost_lists.append(ghosts)
         parts.append(dict(
             rank=r, size=size, n=nl, m=len(eidx), n_ext=nl + len(ghosts), n_global=n,
-            m_global=m, directed=graph.directed, ids=graph.ids[lo:hi],
-            ext_ids=np.concatenate([graph.ids[lo:hi], graph.ids[ghosts]]),
+            m_global=m, directed=graph.directed, ids=own_ids,
+            ext_ids=np.concatenate([own_ids, graph.ids[ghosts]]),
             src=vmap[src_g], dst=vmap[dst_g], weight=graph.weight[eidx],
             edge_owned=s_in[eidx],
             in_indptr=in_csr[0], in_nbr=in_csr[1], in_eid=in_csr[2],
             out_indptr=out_csr[0], out_nbr=out_csr[1], out_eid=out_csr[2],
             recv_counts=np.bincount(owner_of_index[ghosts], minlength=size).astype(np.int64),
-            first_ids=first_ids, lo=lo,
+            first_ids=first_ids, lo=lo, **extra,
         ))
         vmap[lo:hi] = -1
         vmap[ghosts] = -1
         emap[eidx] = -1
     _naive_transport(graph, bounds, parts, owner_of_index)
+    for r in range(size):  # naive routes name owned vertices by block position: map through the renumbering
+        inv = parts[r].get("sorted_to_local")
+        if inv is not None:
+            parts[r]["nv_send_idx"] = inv[parts[r]["nv_send_idx"]]
     # send lists: rank r sends to rank q the owned vertices that q holds as ghosts, in q's ghost order
     for r in range(size):
         lo, hi = int(bounds[r]), int(bounds[r + 1])
         chunks = [g[(g >= lo) & (g < hi)] - lo for g in ghost_lists]
+        inv = parts[r].get("sorted_to_local")
+        if inv is not None:
+            chunks = [inv[c] for c in chunks]
         parts[r]["send_idx"] = np.concatenate(chunks).astype(np.int64)
         parts[r]["send_counts"] = np.array([len(c) for c in chunks], dtype=np.int64)
     return [LocalGraph(**p) for p in parts]
@@ -163,8 +216,7 @@ def _naive_transport(graph, bounds, parts: list[dict], owner_of_index: np.ndarra
         order = np.argsort(owners, kind="stable")
         remote, owners = remote[order], owners[order]
         nl = hi - lo
-        ghosts = parts[q]["ext_ids"]  # owned ids then ghost ids; ghost global indices are sorted
-        ghost_idx = np.searchsorted(graph.ids, ghosts[nl:])
+        ghost_idx = np.searchsorted(graph.ids, parts[q]["ext_ids"][nl:])  # ghosts: sorted global indices
         recv_ghosts = np.searchsorted(ghost_idx, remote)
         recv_counts = np.bincount(owners, minlength=size).astype(np.int64)
         parts[q]["nv_recv_ghost"] = recv_ghosts.astype(np.int64)
