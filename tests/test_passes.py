@@ -30,7 +30,10 @@ def _unit_before(pass_name: str, src: Path):
     proc = lower_procedure(mod, next(iter(mod.procedures.values())))
     if PASSES[pass_name].stage == "ir":
         return proc
-    return build_plan(proc)
+    plan = build_plan(proc)
+    if pass_name == "direction":  # it acts on the send conditions prune introduces
+        plan = PASSES["prune"].run(plan, [])
+    return plan
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -141,3 +144,13 @@ def test_pack_shrinks_the_record_layout() -> None:
     assert "S.value:float" in text and "PR:float" not in text.split("state 0")[1]
     unpacked = g2pl.compile(FIXTURES / "pack" / "sender_value.g2pl", disable=("pack",)).plan_text()
     assert "record layout" in unpacked and "record layout" not in text
+
+
+def test_direction_pushes_small_frontiers() -> None:
+    g = g2pl.load_graph("kron:12", seed=2)
+    root = int(g.ids[g.src[0]])
+    on = g2pl.compile(ROOT / "programs" / "bfs.g2pl").run(g, args={"root": root})
+    off = g2pl.compile(ROOT / "programs" / "bfs.g2pl", disable=("direction",)).run(g, args={"root": root})
+    assert on.values == off.values
+    assert on.stats["directions"]["push"] > 0 and on.stats["directions"]["pull"] > 0
+    assert off.stats["directions"] == {"push": 0, "pull": 0}

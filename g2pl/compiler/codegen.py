@@ -105,7 +105,7 @@ class _ExGen:
         if self.dom == "X":
             return "rt.ext_ids"
         return {"here": "rt.ids", "src": "rt.src_ids", "dst": "rt.dst_ids",
-                "nbr": "adj.nbr_ids", "self": "adj.self_ids"}[e.pos]
+                "nbr": "rt.ext_ids[_nbr]", "self": "rt.ids[_own]"}[e.pos]
 
     def _ex_Op(self, e: ir.Op) -> str:
         a = [self(x) for x in e.args]
@@ -138,7 +138,7 @@ class _ExGen:
 
     def _ex_Rand(self, e: ir.Rand) -> str:
         if self.dom == "A":
-            return f"rt.rand({e.site}, 'A', adj)"
+            return f"rt.rand({e.site}, 'A', adj, _E)"
         return f"rt.rand({e.site}, {self.dom!r})"
 
     def prologue(self) -> list[str]:
@@ -285,8 +285,16 @@ class CodeGen:
             mask = pres if mask is None else f"xp.logical_and({pres}, {mask})"
         if self.plan.prune:
             lines.append(f"rt.count_messages(adj, {pres or 'None'})")
-        lines.append(f"{pyname(i.target)} = rt.nbr_combine({i.op!r}, {val}, {mask or 'None'}, adj, {i.elem!r})")
+        push = ""
+        if i.push and pres:
+            lines.append(f"_E = rt.active_entries(adj, {pres}, {self.site()})  # push from few senders, else pull")
+            push = ", entries=_E"
+        lines.append(f"{pyname(i.target)} = rt.nbr_combine({i.op!r}, {val}, {mask or 'None'}, adj, {i.elem!r}{push})")
         return lines
+
+    def site(self) -> int:
+        self._sites = getattr(self, "_sites", 0) + 1
+        return self._sites
 
     def _nbr_per_entry(self, i: ir.NbrReduce, send: str | None) -> list[str]:
         """General case: fields travel to the receivers, which evaluate the head per adjacency entry."""
@@ -297,19 +305,25 @@ class CodeGen:
         call, pres = self._exchange_call([pyname(v) for v, _ in nbr], [v for v, _ in nbr], send,
                                          f"message fields {', '.join(_comment(v) for v, _ in nbr) or '(none)'}")
         lines = [call]
-        for k, (_v, local) in enumerate(nbr):
-            lines.append(f"{local} = _x{k}[adj.nbr]")
-        for (var, pos), local in g.adj_reads.items():
-            if pos == "self":
-                lines.append(f"{local} = rt.at_receiver({pyname(var)}, adj)")
-            elif pos == "edge":
-                lines.append(f"{local} = rt.at_edge({pyname(var)}, adj)")
-        if pres:
-            lines.append(f"_sent = {pres}[adj.nbr]")
-            mask = "_sent" if mask is None else f"xp.logical_and(_sent, {mask})"
         if self.plan.prune:
             lines.append(f"rt.count_messages(adj, {pres or 'None'})")
-        lines.append(f"{pyname(i.target)} = rt.nbr_reduce({i.op!r}, {val}, {mask or 'None'}, adj, {i.elem!r})")
+        if i.push and pres:
+            lines.append(f"_E = rt.active_entries(adj, {pres}, {self.site()})  # push from few senders, else pull")
+        else:
+            lines.append("_E = None  # every adjacency entry (pull)")
+        lines += ["_nbr = rt.entry_index(adj, 'nbr', _E)", "_own = rt.entry_index(adj, 'owner', _E)",
+                  "_eid = rt.entry_index(adj, 'eid', _E)"]
+        for k, (_v, local) in enumerate(nbr):
+            lines.append(f"{local} = _x{k}[_nbr]")
+        for (var, pos), local in g.adj_reads.items():
+            if pos == "self":
+                lines.append(f"{local} = {pyname(var)}[_own]")
+            elif pos == "edge":
+                lines.append(f"{local} = {pyname(var)}[_eid]")
+        if pres:
+            lines.append(f"_sent = {pres}[_nbr]")
+            mask = "_sent" if mask is None else f"xp.logical_and(_sent, {mask})"
+        lines.append(f"{pyname(i.target)} = rt.nbr_reduce({i.op!r}, {val}, {mask or 'None'}, adj, {i.elem!r}, _E)")
         return lines
 
     def _instr_GlobalReduce(self, i: ir.GlobalReduce) -> list[str]:

@@ -188,6 +188,7 @@ class NbrReduce(Instr):
     mask: Ex | None
     elem: str  # result element type
     send: Ex | None = None  # (after prune) the sender-side part of the filter: who sends at all
+    push: bool = False  # (after direction) may be pushed from the active senders when they are few
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
@@ -368,6 +369,7 @@ def show_instr(i: Instr) -> str:
     if isinstance(i, NbrReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
         send = f" sent if {show_ex(i.send)}" if i.send is not None else ""
+        send += " (push/pull)" if i.push else ""
         return f"{i.target} = {i.op} over {'out' if i.out else 'in'}-neighbours of {show_ex(i.value)}{send}{mask}"
     if isinstance(i, GlobalReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""

@@ -245,6 +245,7 @@ def describe_exchange(x: Exch, proc: ir.ProcIR, prune: bool = False) -> str:
         fields = exchange_fields(i, proc)
         fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "(none: constant per record)"
         send = f"; sent if {ir.show_ex(i.send)}" if i.send is not None else ""
+        send += "; pushed when the senders are few, else pulled" if i.push else ""
         cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return (f"messages along {'out' if i.out else 'in'}-edges -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
                 f" [fields {fl}{send}{cond}] (combiner: {i.op})")

@@ -24,10 +24,20 @@ ELEM_SIZE = {"bool": 1, "int": 8, "float": 8, "vid": 8}
 DEFAULTS = {"bool": False, "int": 0, "float": 0.0, "vid": -1}
 
 
+@dataclass
+class Push:
+    """Adjacency entries of the active senders only: receiver, sender (ext index) and edge of each."""
+
+    recv: np.ndarray
+    send: np.ndarray
+    eid: np.ndarray
+
+
 class Adjacency:
     """One direction of the local adjacency: CSR rows = owned receiving vertices, nbr in ext index."""
 
-    def __init__(self, indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, ext_ids: np.ndarray) -> None:
+    def __init__(self, indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, ext_ids: np.ndarray,
+                 reverse: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
         self.seg = K.Segments(indptr)
         self.nbr = nbr
         self.eid = eid
@@ -38,6 +48,20 @@ class Adjacency:
         self._indptr = indptr
         self._n_ext = len(ext_ids)
         self._mats: dict[str, object] = {}
+        self._reverse = reverse  # (indptr over senders, receivers, edges) when the graph already has it
+
+    def transpose(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(indptr over ext senders, receivers, edges): each sender's entries, for pushing.
+
+        One rank: the other CSR direction of the graph is exactly this.  Several
+        ranks: built once in linear time (CSR -> CSC) including ghost senders.
+        """
+        if self._reverse is None:
+            import scipy.sparse as sp
+
+            t = sp.csr_matrix((self.eid + 1, self.nbr, self._indptr), shape=(self.seg.n, self._n_ext)).tocsc()
+            self._reverse = (t.indptr.astype(np.int64), t.indices.astype(np.int64), t.data.astype(np.int64) - 1)
+        return self._reverse
 
     def matrix(self, kind: str):
         """The adjacency as a SciPy CSR matrix (rows: receivers, columns: ext senders), or None."""
@@ -109,6 +133,7 @@ class Stats:
     opt_level: int = 0
     entry: str = ""
     per_rank: list[dict] = field(default_factory=list)
+    directions: dict = field(default_factory=lambda: {"push": 0, "pull": 0})
 
     @property
     def supersteps(self) -> int:
@@ -128,6 +153,7 @@ class Stats:
             "load_time_s": self.load_time_s,
             "graph": self.graph,
             "per_rank": self.per_rank,
+            "directions": self.directions,
             "per_superstep": [s.as_dict() for s in self.per_superstep],
         }
 
@@ -187,6 +213,7 @@ class Runtime:
         self._exchanged = False
         self._comm_s = 0.0
         self._fail_at = _fault_injection()
+        self._push_state: dict[int, bool] = {}
         self._t_last = time.perf_counter()
         self._t_start = self._t_last
 
@@ -197,10 +224,9 @@ class Runtime:
         a = self._adj.get(out)
         if a is None:
             lg = self.lg
-            if out:
-                a = Adjacency(lg.out_indptr, lg.out_nbr, lg.out_eid, lg.ext_ids)
-            else:
-                a = Adjacency(lg.in_indptr, lg.in_nbr, lg.in_eid, lg.ext_ids)
+            csr = {True: (lg.out_indptr, lg.out_nbr, lg.out_eid), False: (lg.in_indptr, lg.in_nbr, lg.in_eid)}
+            reverse = csr[not out] if lg.n_ext == lg.n else None  # one rank: the other direction is the transpose
+            a = Adjacency(*csr[out], lg.ext_ids, reverse)
             self._adj[out] = a
         return a
 
@@ -409,21 +435,52 @@ class Runtime:
 
     # ------------------------------------------------------------ neighbourhood aggregation
 
-    def at_receiver(self, arr: np.ndarray, adj: Adjacency) -> np.ndarray:
-        return arr[adj.owner]
-
-    def at_edge(self, arr: np.ndarray, adj: Adjacency) -> np.ndarray:
-        return arr[adj.eid]
-
-    def nbr_reduce(self, op: str, value, mask, adj: Adjacency, elem: str) -> np.ndarray:
+    def nbr_reduce(self, op: str, value, mask, adj: Adjacency, elem: str, entries=None) -> np.ndarray:
+        """Aggregate per-entry values (over `entries` only when pushing)."""
         self._exchanged = True
+        if entries is not None:
+            k = len(entries.recv)
+            v = self._entries(value, k)
+            msk = None if mask is None else self._entries(mask, k).astype(bool, copy=False)
+            ids = self.ext_ids[entries.send] if op in ("argmin", "argmax") else None
+            return K.scatter_reduce(op, entries.recv, v, msk, self.n, elem, ids)
         k = adj.entries
         v = self._entries(value, k)
         msk = None if mask is None else self._entries(mask, k).astype(bool, copy=False)
         ids = adj.nbr_ids if op in ("argmin", "argmax") else None
         return K.seg_reduce(adj.seg, op, v, msk, elem, ids)
 
-    def nbr_combine(self, op: str, value, mask, adj: Adjacency, elem: str) -> np.ndarray:
+    def entry_index(self, adj: Adjacency, name: str, entries: Push | None) -> np.ndarray:
+        """Sender (nbr), receiver (owner) or edge (eid) of every entry processed (all, or the pushed ones)."""
+        if entries is None:
+            return getattr(adj, name)
+        return {"nbr": entries.send, "owner": entries.recv, "eid": entries.eid}[name]
+
+    # Beamer/Ligra rule: push while the active senders' entries are few; hysteresis keeps a choice
+    # until the work crosses the other threshold.
+    PUSH_BELOW = 1 / 20
+    PULL_ABOVE = 1 / 12
+
+    def active_entries(self, adj: Adjacency, present, site: int) -> Push | None:
+        """Entries to process: None (pull: every entry) or those of the active senders (push)."""
+        if present is None:
+            return None
+        senders = np.flatnonzero(self._entries(present, self.lg.n_ext))
+        indptr, recv, eid = adj.transpose()
+        starts = indptr[senders]
+        lens = indptr[senders + 1] - starts
+        work = int(lens.sum()) + len(senders)
+        pushing = self._push_state.get(site, False)
+        limit = (self.PULL_ABOVE if pushing else self.PUSH_BELOW) * max(adj.entries, 1)
+        pushing = work < limit
+        self._push_state[site] = pushing
+        self.stats.directions["push" if pushing else "pull"] += 1
+        if not pushing:
+            return None
+        pos = K.expand_ranges(starts, lens)
+        return Push(recv[pos], np.repeat(senders, lens), eid[pos])
+
+    def nbr_combine(self, op: str, value, mask, adj: Adjacency, elem: str, entries=None) -> np.ndarray:
         """Aggregate message values computed per sender (`value`, `mask` over ext vertices).
 
         Sums, counts and or/and are CSR mat-vec products (rows in neighbour
@@ -434,6 +491,10 @@ class Runtime:
         ne = self.lg.n_ext
         v = self._entries(value, ne)
         msk = None if mask is None else self._entries(mask, ne).astype(bool, copy=False)
+        if entries is not None:  # push: only the active senders' entries
+            snd = entries.send
+            ids = self.ext_ids[snd] if op in ("argmin", "argmax") else None
+            return K.scatter_reduce(op, entries.recv, v[snd], None if msk is None else msk[snd], self.n, elem, ids)
         if op in ("sum", "count", "avg", "or", "and"):
             if op in ("or", "and"):
                 hit = v.astype(bool) if op == "or" else ~v.astype(bool)
@@ -558,7 +619,7 @@ class Runtime:
 
     # ------------------------------------------------------------ randomness
 
-    def rand(self, site: int, dom: str, adj: Adjacency | None = None):
+    def rand(self, site: int, dom: str, adj: Adjacency | None = None, entries=None):
         count = self._rand_counts[site]
         self._rand_counts[site] = count + 1
         if dom == "S":
@@ -568,7 +629,8 @@ class Runtime:
         if dom == "E":
             return K.uniform(self.seed, site, count, self.src_ids, self.dst_ids)
         assert adj is not None
-        return K.uniform(self.seed, site, count, self.src_ids[adj.eid], self.dst_ids[adj.eid])
+        eid = adj.eid if entries is None else entries.eid
+        return K.uniform(self.seed, site, count, self.src_ids[eid], self.dst_ids[eid])
 
     # ------------------------------------------------------------ supersteps
 

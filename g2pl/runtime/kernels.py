@@ -119,6 +119,56 @@ def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | Non
     raise ValueError(f"unknown aggregation {op}")
 
 
+def expand_ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(s, s + l) for each (s, l), without a Python loop."""
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offs = np.cumsum(lens) - lens
+    return np.repeat(starts - offs, lens) + np.arange(total, dtype=np.int64)
+
+
+def scatter_reduce(op: str, recv: np.ndarray, vals: np.ndarray, mask: np.ndarray | None, n: int, elem: str,
+                   ids: np.ndarray | None = None) -> np.ndarray:
+    """Aggregate entries (receiver `recv`, value `vals`) in any order into n receivers: the push direction.
+
+    Only exact operations are pushed (see the direction pass), so the result equals the pull result.
+    """
+    if mask is not None:
+        sel = np.flatnonzero(mask)
+        recv, vals = recv[sel], vals[sel]
+        ids = ids[sel] if ids is not None else None
+    counts = np.bincount(recv, minlength=n)
+    if op == "count":
+        return counts.astype(np.int64)
+    if op == "or":
+        out = np.zeros(n, dtype=bool)
+        out[recv[vals.astype(bool)]] = True
+        return out
+    if op == "and":
+        bad = np.zeros(n, dtype=bool)
+        bad[recv[~vals.astype(bool)]] = True
+        return ~bad
+    if op == "sum":
+        out = np.zeros(n, dtype=np.int64)
+        np.add.at(out, recv, vals.astype(np.int64))
+        return out.astype(DTYPES[elem], copy=False)
+    if op in ("min", "max", "argmin", "argmax"):
+        base = "min" if op in ("min", "argmin") else "max"
+        v = vals.astype(np.int64) if vals.dtype == bool else vals
+        ident = identity(base, v.dtype)
+        best = np.full(n, ident, dtype=v.dtype)
+        (np.minimum if base == "min" else np.maximum).at(best, recv, v)
+        empty = counts == 0
+        if op in ("min", "max"):
+            return np.where(empty, empty_value(op, elem), best).astype(DTYPES[elem], copy=False)
+        cand = v == best[recv]
+        win = np.full(n, INT64_MAX, dtype=np.int64)
+        np.minimum.at(win, recv[cand], ids[cand])
+        return np.where(empty | (win == INT64_MAX), -1, win).astype(np.int64)
+    raise ValueError(f"{op} is not pushed")
+
+
 # ---------------------------------------------------------------- global aggregation partials
 #
 # Every aggregator's local partial is two int64 slots (float values travel as

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from g2pl.compiler.passes import merge, pack, prune, reorder, reuse
+from g2pl.compiler.passes import direction, merge, pack, prune, reorder, reuse
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,11 @@ PIPELINE: tuple[PassInfo, ...] = (
     PassInfo("merge", "plan", 1, merge.run, merge.__doc__ or ""),
     PassInfo("prune", "plan", 2, prune.run, prune.__doc__ or ""),
     PassInfo("pack", "plan", 2, pack.run, pack.__doc__ or ""),
+    PassInfo("direction", "plan", 2, direction.run, direction.__doc__ or ""),
 )
 
-#: every name `--disable-pass` accepts (direction is chosen at run time, see the runtime's nbr_combine)
-PASS_NAMES = ("reuse", "merge", "reorder", "prune", "pack", "direction")
+#: every name `--disable-pass` accepts
+PASS_NAMES = tuple(p.name for p in PIPELINE)
 
 
 def selected(opt: int, disable: tuple[str, ...] = ()) -> list[PassInfo]:
