@@ -261,9 +261,12 @@ def matching(g) -> np.ndarray:
         vs, us = rows[mutual], c[mutual]  # both directions of every matched pair are listed
         if ekey is None:
             ekey = g.src * n + g.dst  # edges are sorted by (src, dst)
-        # Matched edge u -> v (u proposed by v is an in-neighbour of v); undirected edges are stored (min, max).
-        a, b = (us, vs) if g.directed else (np.minimum(us, vs), np.maximum(us, vs))
-        M[np.searchsorted(ekey, a * n + b)] = True
+        if g.directed:
+            q = np.sort(us * n + vs)  # edge u -> v: the proposal u of v is an in-neighbour of v
+        else:
+            low = vs < us  # undirected edges are stored once as (min, max); vs ascending -> sorted keys
+            q = vs[low] * n + us[low]
+        M[np.searchsorted(ekey, q)] = True  # sorted queries: NumPy's binary search reuses its bounds
         unmatched[vs] = False
         keep = unmatched[row]
         keep &= unmatched[col]

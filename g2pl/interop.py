@@ -230,20 +230,30 @@ def _edge_graph_arrays(v: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _edge_index(us: np.ndarray, vs: np.ndarray, qu: np.ndarray, qv: np.ndarray) -> np.ndarray:
-    """Position of each query edge (qu, qv) in the sorted edge list (us, vs); -1 if absent."""
+    """Position of each query edge (qu, qv) in the edge list (us, vs); -1 if absent. Vectorized."""
     if us.size == 0:
         return np.full(qu.size, -1, dtype=np.int64)
-    order = np.lexsort((vs, us))  # already sorted in practice; cheap to be sure
-    su, sv = us[order], vs[order]
-    rec = np.dtype([("u", np.int64), ("v", np.int64)])
-    keys = np.empty(su.size, dtype=rec)
-    keys["u"], keys["v"] = su, sv
-    q = np.empty(qu.size, dtype=rec)
-    q["u"], q["v"] = qu, qv
-    pos = np.searchsorted(keys, q)
-    posc = np.minimum(pos, su.size - 1)
-    found = (su[posc] == qu) & (sv[posc] == qv)
-    return np.where(found, order[posc], -1)
+    hi = int(max(us.max(), vs.max())) + 1
+    if hi <= 3_037_000_499:  # (u, v) fits one int64 key
+        key = us * hi + vs
+        ok = (qu >= 0) & (qu < hi) & (qv >= 0) & (qv < hi)
+        qkey = np.where(ok, qu, 0) * hi + np.where(ok, qv, 0)
+    else:  # huge IDs: compare (u, v) records
+        rec = np.dtype([("u", np.int64), ("v", np.int64)])
+        key = np.empty(us.size, dtype=rec)
+        key["u"], key["v"] = us, vs
+        qkey = np.empty(qu.size, dtype=rec)
+        qkey["u"], qkey["v"] = qu, qv
+        ok = np.ones(qu.size, dtype=bool)
+    if key.dtype.kind == "i" and bool(np.all(key[1:] > key[:-1])):  # edge lists come sorted
+        order = None
+        sk = key
+    else:
+        order = np.lexsort((vs, us))
+        sk = key[order]
+    pos = np.minimum(np.searchsorted(sk, qkey), sk.size - 1)
+    found = ok & (sk[pos] == qkey)
+    return np.where(found, pos if order is None else order[pos], -1)
 
 
 def result_array(res: Result, name: str, graph: Graph | None = None) -> np.ndarray:

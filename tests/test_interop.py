@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import g2pl
 from g2pl import G2PLError, Graph, Result
@@ -211,6 +213,23 @@ def test_networkx_cc_round_trip(cc):
     np.testing.assert_array_equal(res.array("L"), [want[int(x)] for x in res.ids()])
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)), min_size=1, max_size=40),
+       st.integers(1, 10**9))
+def test_from_edges_cc_matches_networkx(cc, edges, scale):
+    """Any edge list on sparse, large IDs: components by original ID match networkx."""
+    src = [a * scale for a, _ in edges]
+    dst = [b * scale for _, b in edges]
+    res = cc.run(Graph.from_edges(src, dst))
+    G = nx.Graph()
+    G.add_edges_from(zip(src, dst))
+    want = {x: min(c) for c in nx.connected_components(G) for x in c}
+    got = dict(zip(res.ids().tolist(), res.array("L").tolist()))
+    assert got == want
+    H = res.to_networkx()
+    assert {x: H.nodes[x]["L"] for x in H.nodes} == want
+
+
 def test_weighted_sssp_matches_dijkstra():
     G = nx.gnm_random_graph(30, 70, seed=6)
     rng = np.random.default_rng(6)
@@ -265,6 +284,19 @@ def test_sets_need_the_graph_unless_the_result_lists_it():
     with pytest.raises(G2PLError, match="pass the graph"):
         bare.array("S")
     np.testing.assert_array_equal(bare.array("S", graph=g), [True, True, True, False])
+
+
+@pytest.mark.parametrize("scale", [1, 10**12])  # small IDs: one int64 key per edge; huge IDs: records
+def test_edge_set_array_on_sparse_ids(scale):
+    G = nx.cycle_graph(7)
+    G.add_edge(0, 3)
+    G = nx.relabel_nodes(G, {i: (i + 1) * scale for i in G.nodes})
+    g = Graph.from_networkx(G)
+    res = g2pl.compile(PROGRAMS / "matching.g2pl").run(g)
+    m = res.array("M", graph=g)
+    u, v = res.edge_ids(graph=g)
+    assert {(a, b) for a, b, on in zip(u.tolist(), v.tolist(), m.tolist()) if on} == {tuple(p) for p in res["M"]}
+    assert nx.is_maximal_matching(G, {tuple(p) for p in res["M"]})
 
 
 def test_result_graph_field_leaves_json_contract_alone():

@@ -142,6 +142,17 @@ def test_entry_point_declared_in_pyproject():
     assert {"ipython", "pygments", "pandas"} <= {e.split(">")[0].split("=")[0] for e in extras}
 
 
+def test_installed_entry_point_finds_the_lexer():
+    from importlib.metadata import entry_points
+
+    if not [ep for ep in entry_points(group="pygments.lexers") if ep.name == "g2pl"]:
+        pytest.skip("g2pl is not installed in this environment (pip install -e .)")
+    from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
+
+    assert isinstance(get_lexer_by_name("g2pl"), G2PLLexer)
+    assert isinstance(get_lexer_for_filename("prog.g2pl"), G2PLLexer)
+
+
 def test_highlight_to_html():
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
@@ -241,3 +252,39 @@ def Graph_small():  # noqa: N802 - reads like a constructor in the tests above
 def test_load_ipython_extension_registers_the_magic(ip):
     assert "g2pl" in ip.magics_manager.magics["cell"]
     assert "g2pl.magic" in sys.modules
+
+
+# --------------------------------------------------------------------------- docs stay honest
+
+
+def _doc_blocks(name: str, lang: str = "g2pl") -> list[str]:
+    import re
+
+    path = ROOT / "docs" / name
+    if not path.exists():
+        pytest.skip(f"docs/{name} not present")
+    return re.findall(rf"```{lang}\n(.*?)```", path.read_text(), re.S)
+
+
+@pytest.mark.parametrize("name", ["tutorial.md", "language.md", "clusters-and-gpus.md"])
+def test_doc_code_blocks_lex_cleanly(name):
+    for block in _doc_blocks(name):
+        assert not [v for t, v in G2PLLexer().get_tokens(block) if t in Error], block
+
+
+def test_tutorial_programs_compile_and_give_the_printed_matching(tmp_path):
+    import re
+
+    import g2pl
+
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    files = dict(re.findall(r"Save\s+as\s+`tut/([^`]+)`.*?```(?:g2pl)?\n(.*?)```", text, re.S))
+    assert {"small.el", "mm1.g2pl", "mm6.g2pl"} <= set(files)
+    (tmp_path / "small.el").write_text(files.pop("small.el"))
+    graph = g2pl.load_graph(str(tmp_path / "small.el"))
+    for name, src in files.items():
+        g2pl.compile(src, file=name)
+    assert g2pl.compile(files["mm6.g2pl"]).run(graph)["M"] == [[1, 2], [3, 4], [5, 6], [7, 8]]
+    assert g2pl.compile(files["mm5.g2pl"]).run(graph)["M"] == [[1, 2], [3, 4], [5, 6], [7, 8]]
+    assert g2pl.compile(files["mm6.g2pl"]).run(graph)["M"] == (
+        g2pl.compile(ROOT / "programs" / "matching.g2pl").run(graph)["M"])

@@ -23,7 +23,11 @@ from g2pl.runtime.partition import LocalGraph, partition, whole
 def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
     """Each rank's part of `graph` (given on rank 0 only)."""
     if comm.size == 1:
-        return whole(graph) if renumber is None else partition(graph, 1, renumber)[0]
+        if renumber is not None:
+            return partition(graph, 1, renumber)[0]
+        if getattr(graph, "_g2pl_whole", None) is None:  # reused by later runs on the same graph
+            graph._g2pl_whole = whole(graph)
+        return graph._g2pl_whole
     parts = partition(graph, comm.size, renumber) if comm.rank == 0 else None
     if comm.rank == 0:
         for r in range(1, comm.size):

@@ -41,7 +41,6 @@ class Adjacency:
         self.seg = K.Segments(indptr)
         self.nbr = nbr
         self.eid = eid
-        self.owner = self.seg.owner
         self._ext_ids = ext_ids
         self._nbr_ids: np.ndarray | None = None
         self._self_ids: np.ndarray | None = None
@@ -49,6 +48,12 @@ class Adjacency:
         self._n_ext = len(ext_ids)
         self._mats: dict[str, object] = {}
         self._reverse = reverse  # (indptr over senders, receivers, edges) when the graph already has it
+
+    def sender_counts(self) -> np.ndarray:
+        """Adjacency entries per (ext) sender: the records it sends in one exchange."""
+        if getattr(self, "_sender_counts", None) is None:
+            self._sender_counts = np.diff(self.transpose()[0])
+        return self._sender_counts
 
     def transpose(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(indptr over ext senders, receivers, edges): each sender's entries, for pushing.
@@ -75,6 +80,10 @@ class Adjacency:
             self._mats[kind] = sp.csr_matrix((np.ones(len(self.nbr), dtype=dt), self.nbr, self._indptr),
                                              shape=(self.seg.n, self._n_ext))
         return self._mats[kind]
+
+    @property
+    def owner(self) -> np.ndarray:
+        return self.seg.owner
 
     @property
     def entries(self) -> int:
@@ -183,8 +192,6 @@ class Runtime:
         self.src = lg.src
         self.dst = lg.dst
         self.ext_ids = lg.ext_ids
-        self.src_ids = lg.ext_ids[lg.src]
-        self.dst_ids = lg.ext_ids[lg.dst]
         self.weight = lg.weight
         self.seed = int(seed)
         self.max_supersteps = max_supersteps
@@ -219,8 +226,24 @@ class Runtime:
 
     # ------------------------------------------------------------ structure
 
+    @property
+    def src_ids(self) -> np.ndarray:
+        """Original ID of each local edge's u endpoint (computed on first use)."""
+        if getattr(self, "_src_ids", None) is None:
+            self._src_ids = self.lg.ext_ids[self.lg.src]
+        return self._src_ids
+
+    @property
+    def dst_ids(self) -> np.ndarray:
+        if getattr(self, "_dst_ids", None) is None:
+            self._dst_ids = self.lg.ext_ids[self.lg.dst]
+        return self._dst_ids
+
     def adj(self, out: bool = False) -> Adjacency:
         out = bool(out) and self.lg.directed
+        if not hasattr(self.lg, "_adj_cache"):  # kept on the graph part: later runs reuse matrices
+            self.lg._adj_cache = {}
+        self._adj = self.lg._adj_cache
         a = self._adj.get(out)
         if a is None:
             lg = self.lg
@@ -431,7 +454,8 @@ class Runtime:
         if present is None:
             self._pending_msgs += adj.entries
             return
-        self._pending_msgs += int(np.count_nonzero(self._entries(present, self.lg.n_ext)[adj.nbr]))
+        pres = self._entries(present, self.lg.n_ext)
+        self._pending_msgs += int(adj.sender_counts()[pres].sum())
 
     # ------------------------------------------------------------ neighbourhood aggregation
 
@@ -499,9 +523,9 @@ class Runtime:
             if op in ("or", "and"):
                 hit = v.astype(bool) if op == "or" else ~v.astype(bool)
                 x = hit if msk is None else hit & msk
-                A = adj.matrix("i")
+                A = adj.matrix("f")
                 if A is not None:
-                    c = A @ x.astype(np.int64)
+                    c = A @ x.astype(np.float64)  # exact counts (< 2^53)
                     return c > 0 if op == "or" else c == 0
             elif op == "count" or op == "avg" or op == "sum":
                 kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
@@ -512,7 +536,9 @@ class Runtime:
                     if msk is not None:
                         xs = np.where(msk, xs, dt(0))
                     if op == "count":
-                        return (A @ (np.ones(ne, np.int64) if msk is None else msk.astype(np.int64))).astype(np.int64)
+                        if msk is None:
+                            return adj.seg.counts.astype(np.int64)
+                        return np.rint(adj.matrix("f") @ msk.astype(np.float64)).astype(np.int64)
                     total = A @ xs
                     if op == "sum":
                         return total.astype(K.DTYPES[elem], copy=False)

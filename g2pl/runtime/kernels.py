@@ -54,7 +54,14 @@ class Segments:
         self.counts = counts
         self.nonempty = np.flatnonzero(counts > 0)
         self.starts = indptr[:-1][self.nonempty]
-        self.owner = np.repeat(np.arange(self.n, dtype=np.int64), counts)
+        self._owner: np.ndarray | None = None
+
+    @property
+    def owner(self) -> np.ndarray:
+        """Row of every entry (built on first use: it is as long as the adjacency)."""
+        if self._owner is None:
+            self._owner = np.repeat(np.arange(self.n, dtype=np.int64), self.counts)
+        return self._owner
 
     def reduce(self, ufunc: np.ufunc, vals: np.ndarray, fill) -> np.ndarray:
         """Per-row ufunc reduction; rows without entries get `fill`."""
