@@ -278,7 +278,7 @@ def test_tutorial_programs_compile_and_give_the_printed_matching(tmp_path):
     import g2pl
 
     text = (ROOT / "docs" / "tutorial.md").read_text()
-    files = dict(re.findall(r"Save\s+as\s+`tut/([^`]+)`.*?```(?:g2pl)?\n(.*?)```", text, re.S))
+    files = dict(re.findall(r"Save\s+(?:this\s+)?as\s+`tut/([^`]+)`.*?```(?:g2pl)?\n(.*?)```", text, re.S))
     assert {"small.el", "mm1.g2pl", "mm6.g2pl"} <= set(files)
     (tmp_path / "small.el").write_text(files.pop("small.el"))
     graph = g2pl.load_graph(str(tmp_path / "small.el"))

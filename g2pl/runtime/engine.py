@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+try:  # imported here, not in the first superstep that needs a CSR product
+    import scipy.sparse as _sp
+except ImportError:  # pragma: no cover - scipy is a dependency; a pure-NumPy path remains
+    _sp = None
+
 from g2pl.errors import G2PLRuntimeError
 from g2pl.runtime import kernels as K
 from g2pl.runtime.comm import SingleComm
@@ -62,22 +67,18 @@ class Adjacency:
         ranks: built once in linear time (CSR -> CSC) including ghost senders.
         """
         if self._reverse is None:
-            import scipy.sparse as sp
-
-            t = sp.csr_matrix((self.eid + 1, self.nbr, self._indptr), shape=(self.seg.n, self._n_ext)).tocsc()
+            t = _sp.csr_matrix((self.eid + 1, self.nbr, self._indptr), shape=(self.seg.n, self._n_ext)).tocsc()
             self._reverse = (t.indptr.astype(np.int64), t.indices.astype(np.int64), t.data.astype(np.int64) - 1)
         return self._reverse
 
     def matrix(self, kind: str):
         """The adjacency as a SciPy CSR matrix (rows: receivers, columns: ext senders), or None."""
         if kind not in self._mats:
-            try:
-                import scipy.sparse as sp
-            except ImportError:  # pragma: no cover - scipy is a dependency; keep a pure-NumPy path
+            if _sp is None:  # pragma: no cover
                 self._mats[kind] = None
                 return None
             dt = np.float64 if kind == "f" else np.int64
-            self._mats[kind] = sp.csr_matrix((np.ones(len(self.nbr), dtype=dt), self.nbr, self._indptr),
+            self._mats[kind] = _sp.csr_matrix((np.ones(len(self.nbr), dtype=dt), self.nbr, self._indptr),
                                              shape=(self.seg.n, self._n_ext))
         return self._mats[kind]
 

@@ -32,7 +32,10 @@ def relaunch(n: int, argv: list[str]) -> int:
     env = os.environ.copy()
     pkg_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    cmd = [exe, "-n", str(n), sys.executable, "-m", "g2pl.cli", *argv]
+    # -P: do not put the current directory first on sys.path, so every rank imports the same g2pl
+    # as this process (the PYTHONPATH above), not a g2pl/ folder that happens to be in the cwd
+    py = [sys.executable, "-P"] if sys.version_info >= (3, 11) else [sys.executable]
+    cmd = [exe, "-n", str(n), *py, "-m", "g2pl.cli", *argv]
     try:
         return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:
