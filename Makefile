@@ -10,7 +10,7 @@ SEED ?= 1
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,mpi]'
+	$(BIN)/python -m pip install -q -e '.[test,mpi,notebook]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -12,7 +12,7 @@ still converts it and the check says how it differs:
 | library | bfs | pagerank | cc | sssp | matching |
 |---|---|---|---|---|---|
 | SciPy csgraph | `breadth_first_order` (order + predecessors; levels derived untimed) | - | `connected_components` | `dijkstra` | - |
-| python-graphblas | push/pull `any_pair` level BFS | 20 iterations, `plus_first` | FastSV (LAGraph) | Bellman-Ford `min_plus`, frontier | - |
+| python-graphblas | push/pull `any_pair` level BFS | 20 iterations, `plus_second` mxv | FastSV (LAGraph) | Bellman-Ford `min_plus`, frontier | - |
 | igraph | `Graph.bfs` | `Graph.pagerank` (PRPACK: solved exactly, not 20 iterations) | `connected_components` | `distances` (Dijkstra) | - (none for general graphs) |
 | networkit | `distance.BFS` | `centrality.PageRank`, 20 iterations, sinks distributed | `ConnectedComponents` | `distance.Dijkstra` | `SuitorMatcher` (a different maximal matching) |
 | NetworkX | `single_source_shortest_path_length` | `pagerank` (tol 1e-6) | `connected_components` | `single_source_dijkstra_path_length` | `maximal_matching` (a different one) |
@@ -248,7 +248,7 @@ class GraphBLASLib(Library):
         for _ in range(iters):
             dangling = r.ewise_mult(dmask, gb.binary.first).reduce(gb.monoid.plus).get(0.0)
             w << r.ewise_mult(inv, gb.binary.times)
-            y << gb.semiring.plus_first[float](w @ self.B)
+            y << gb.semiring.plus_second[float](self.BT @ w)  # pull: row v of A^T sums w over in-neighbours
             r = gb.Vector.from_scalar((1.0 - damping) / n + damping * (dangling / n), n, dtype=float)
             r(gb.binary.plus) << y.apply(gb.binary.times, right=damping)
         return r

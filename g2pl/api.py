@@ -108,7 +108,8 @@ def _parse_arg(name: str, raw: Any, elem: str) -> Any:
             return _BOOL[s.lower()]
         if elem in ("int", "vid"):
             if not re.fullmatch(r"[+-]?\d+", s):
-                raise bad("an integer" if elem == "int" else "a vertex ID (an integer)")
+                hint = f" (declare the parameter `{name}: float` to pass decimals)" if elem == "int" else ""
+                raise bad(("an integer" if elem == "int" else "a vertex ID (an integer)") + hint)
             v = int(s)
         else:
             try:
@@ -238,7 +239,8 @@ class Program:
             graph = load_graph(graph, directed=directed, seed=seed)
         values, stats = execute(self.load(name), graph, argv, seed=seed, max_supersteps=max_supersteps,
                                 comm=comm, backend=backend, opt=self.opt, entry=name, renumber=renumber)
-        return Result(name, values if values is not None else [], stats)
+        return Result(name, values if values is not None else [], stats,
+                      graph=graph if isinstance(graph, Graph) else None)
 
 
 def compile(source_or_path: str | Path, opt: int = 2, disable: tuple[str, ...] | list[str] = (),  # noqa: A001

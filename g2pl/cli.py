@@ -152,20 +152,24 @@ def _parse_kv(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}{'' if k == 1 else 's'}"
+
+
 def _summarize(v: dict, limit: int = 8) -> str:
     val, kind, ty = v["value"], v["kind"], v["type"]
     if kind == "scalar":
         return f"{v['name']} ({ty}) = {val}"
     if kind == "vertex" and ty == "bool":
         head = ", ".join(map(str, val[:limit])) + (", ..." if len(val) > limit else "")
-        return f"{v['name']} (vertex set) = {len(val)} vertices {{{head}}}"
+        return f"{v['name']} (vertex set) = {len(val)} {'vertex' if len(val) == 1 else 'vertices'} {{{head}}}"
     if kind == "vertex":
         items = list(val.items())
         head = ", ".join(f"{k}: {x}" for k, x in items[:limit]) + (", ..." if len(items) > limit else "")
         return f"{v['name']} (vertex graph of {ty}) = {{{head}}}"
     if ty == "bool":
         head = ", ".join(f"({a},{b})" for a, b in val[:limit]) + (", ..." if len(val) > limit else "")
-        return f"{v['name']} (edge set) = {len(val)} edges {{{head}}}"
+        return f"{v['name']} (edge set) = {_n(len(val), 'edge')} {{{head}}}"
     head = ", ".join(f"({a},{b}): {x}" for a, b, x in val[:limit]) + (", ..." if len(val) > limit else "")
     return f"{v['name']} (edge graph of {ty}) = {{{head}}}"
 
@@ -200,6 +204,8 @@ def _run(a: argparse.Namespace) -> int:
 
     if a.np < 1:
         raise G2PLError(f"--np {a.np}: expected a positive number of ranks", file="g2pl run")
+    if a.backend == "cupy":
+        raise G2PLError("the CuPy backend is not available in this build; use --backend numpy", file="g2pl run")
     if a.max_supersteps is not None and a.max_supersteps < 1:
         raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number", file="g2pl run")
     comm = _mpi_comm()
@@ -257,8 +263,9 @@ def _run(a: argparse.Namespace) -> int:
         for v in res.values:
             print(_summarize(v))
         s = res.stats
-        print(f"stats: {s['supersteps']} supersteps, {s['messages']} messages, {s['bytes']} bytes across ranks, "
-              f"{s['ranks']} rank(s), backend {s['backend']}, {s['time_s']:.3f} s")
+        print(f"stats: {_n(s['supersteps'], 'superstep')}, {_n(s['messages'], 'message')}, "
+              f"{_n(s['bytes'], 'byte')} across ranks, {_n(s['ranks'], 'rank')}, backend {s['backend']}, "
+              f"{s['time_s']:.3f} s")
     return 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from pathlib import Path
 
@@ -336,10 +338,12 @@ def test_to_networkx_edge_set_only():
     g = Graph.from_networkx(G)
     res = g2pl.compile(PROGRAMS / "matching.g2pl").run(g)
     M = {tuple(e) for e in res["M"]}
-    H = res.to_networkx()  # only the matched edges are known
+    bare = dataclasses.replace(res, graph=None)
+    H = bare.to_networkx()  # without the graph only the matched edges are known
     assert {tuple(sorted(e)) for e in H.edges} == M
     assert nx.is_maximal_matching(G, M)
-    H = res.to_networkx(g)
+    assert res.graph is g  # Program.run attaches the graph it ran on
+    H = res.to_networkx()
     assert H.number_of_edges() == 6
     assert {tuple(sorted(e)) for e, on in nx.get_edge_attributes(H, "M").items() if on} == M
 

@@ -833,7 +833,10 @@ class Lowerer:
         mask = self.filters(fs, inner, mask)
         if len(e.heads) != 1:
             raise self.err(f"a list head `[x, y]` is only allowed in `union`, not `{e.op}`", e.span)
-        head = self.ex(e.heads[0], inner)
+        if e.op == "count":  # counts elements: the head's value does not matter (it may have none)
+            head = Val(ir.Const("bool", e.span, True), inner.local_kind(), "bool")
+        else:
+            head = self.ex(e.heads[0], inner)
         if kind == "edge":
             if e.op in ("argmin", "argmax"):
                 raise self.err(f"`{e.op}` returns a vertex, so it needs a generator over vertices", g.span)
