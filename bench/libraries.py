@@ -240,17 +240,17 @@ class GraphBLASLib(Library):
         n = self.g.n
         has_out = self.outdeg > 0
         idx = np.flatnonzero(has_out)
-        inv = gb.Vector.from_coo(idx, 1.0 / self.outdeg[idx], size=n)
-        dmask = gb.Vector.from_coo(np.flatnonzero(~has_out), True, size=n, dtype=bool)
-        r = gb.Vector.from_scalar(1.0 / n, n, dtype=float)
+        scale = gb.Vector.from_coo(idx, damping / self.outdeg[idx], size=n)  # damping folded in
+        dmask = gb.Vector.from_coo(np.flatnonzero(~has_out), 1.0, size=n, dtype=float)
+        r = gb.Vector.from_dense(np.full(n, 1.0 / n))
         w = gb.Vector(float, n)
-        y = gb.Vector(float, n)
+        plus_second = gb.semiring.plus_second[float]
+        plus_times = gb.semiring.plus_times[float]
         for _ in range(iters):
-            dangling = r.ewise_mult(dmask, gb.binary.first).reduce(gb.monoid.plus).get(0.0)
-            w << r.ewise_mult(inv, gb.binary.times)
-            y << gb.semiring.plus_second[float](self.BT @ w)  # pull: row v of A^T sums w over in-neighbours
-            r = gb.Vector.from_scalar((1.0 - damping) / n + damping * (dangling / n), n, dtype=float)
-            r(gb.binary.plus) << y.apply(gb.binary.times, right=damping)
+            dangling = plus_times(r @ dmask).new().get(0.0)  # rank held by vertices without out-edges
+            w << r.ewise_mult(scale, gb.binary.times)
+            r[:] << (1.0 - damping) / n + damping * dangling / n
+            r(gb.binary.plus) << plus_second(self.BT @ w)  # pull: row v of A^T sums w over in-neighbours
         return r
 
     def cc(self):
