@@ -546,8 +546,36 @@ class Runtime:
                     cnt = adj.seg.counts if msk is None else adj.matrix("i") @ msk.astype(np.int64)
                     with np.errstate(all="ignore"):
                         return np.where(cnt == 0, np.nan, total / np.maximum(cnt, 1))
+        if op in ("argmin", "argmax") and v.dtype.kind in "iub":
+            packed = self._packed_arg(op, v, msk, adj)
+            if packed is not None:
+                return packed
         ids = adj.nbr_ids if op in ("argmin", "argmax") else None
         return K.seg_reduce(adj.seg, op, v[adj.nbr], None if msk is None else msk[adj.nbr], elem, ids)
+
+    def _packed_arg(self, op: str, v: np.ndarray, msk, adj: Adjacency) -> np.ndarray | None:
+        """argmin/argmax of small integers in one pass: each sender's (value, ID rank) packed into one
+        int64 key, so the smallest key is the best value with ties to the smaller original ID."""
+        ne = self.lg.n_ext
+        if ne >= 2**31 or len(v) == 0:
+            return None
+        lo, hi = int(v.min()), int(v.max())
+        if hi - lo >= 2**31:
+            return None
+        if getattr(self, "_id_rank", None) is None:  # rank of each ext vertex by original ID
+            order = np.argsort(self.lg.ext_ids, kind="stable")
+            self._id_rank = np.empty(ne, dtype=np.int64)
+            self._id_rank[order] = np.arange(ne, dtype=np.int64)
+            self._rank_id = self.lg.ext_ids[order]
+        val = (v.astype(np.int64) - lo) if op == "argmin" else (hi - v.astype(np.int64))
+        key = (val << 32) | self._id_rank
+        if msk is not None:
+            key = np.where(msk, key, K.INT64_MAX)
+        best = adj.seg.reduce(np.minimum, key[adj.nbr], K.INT64_MAX)
+        found = best != K.INT64_MAX
+        out = np.full(self.n, -1, dtype=np.int64)
+        out[found] = self._rank_id[best[found] & 0xFFFFFFFF]
+        return out
 
     # ------------------------------------------------------------ global aggregation (aggregators)
 
