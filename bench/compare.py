@@ -439,7 +439,8 @@ def report(res: dict) -> str:
     L.append("")
     L.append(f"Machine: {mc['nproc']} cores (nproc), {mc['cpu']}, {mc['memory']}; {mc['platform']}.  ")
     L.append("Versions: " + ", ".join(f"{k} {v}" for k, v in mc["versions"].items()) + ".  ")
-    L.append(f"g2pl commit {res['commit']}, {res['date']}; seed {a['seed']}, median of {a['repeat']} interleaved runs "
+    commit = res["commit"] + (f" (at the end: {res['commit_end']})" if res.get("commit_end", res["commit"]) != res["commit"] else "")
+    L.append(f"g2pl commit {commit}, {res['date']}; seed {a['seed']}, median of {a['repeat']} interleaved runs "
              f"(NetworkX: one run).  ")
     L.append(f"Command: `{res['command']}`")
     L.append("")
@@ -563,7 +564,10 @@ def plot(res: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     algos = [x for x in ALGOS if any(x in gr["median"] for gr in res["graphs"])]
-    fig, axes = plt.subplots(1, len(algos), figsize=(4.2 * len(algos), 4.6), squeeze=False)
+    ncols = min(3, len(algos) + 1)
+    nrows = -(-(len(algos) + 1) // ncols)  # one spare panel for the legend
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 4.2 * nrows), squeeze=False)
+    panels = list(axes.flat)
     impls: list[str] = []
     for gr in res["graphs"]:
         for d in gr["median"].values():
@@ -572,7 +576,7 @@ def plot(res: dict, path: Path) -> None:
                     impls.append(i)
     colors = {i: plt.get_cmap("tab20")(k % 20) for k, i in enumerate(impls)}
     graphs = [gr["graph"] for gr in res["graphs"]]
-    for ax, algo in zip(axes[0], algos):
+    for ax, algo in zip(panels, algos):
         present = [i for i in impls if any(i in gr["median"].get(algo, {}) for gr in res["graphs"])]
         width = 0.8 / max(len(present), 1)
         for k, i in enumerate(present):
@@ -590,11 +594,14 @@ def plot(res: dict, path: Path) -> None:
         ax.set_title(TITLES[algo])
         ax.set_ylabel("seconds (median, log scale)")
         ax.grid(axis="y", which="both", alpha=0.3)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[i]) for i in impls]
-    fig.legend(handles, impls, loc="lower center", ncol=min(len(impls), 6), fontsize=8)
-    fig.suptitle(f"g2pl vs hand-written vs libraries - {res['machine']['nproc']} cores, {res['machine']['cpu']}, "
-                 f"commit {res['commit']}", fontsize=10)
-    fig.tight_layout(rect=(0, 0.1, 1, 0.95))
+    for ax in panels[len(algos):]:
+        ax.axis("off")
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=colors[i], edgecolor="black" if i.startswith("g2pl") else "none")
+               for i in impls]
+    panels[len(algos)].legend(handles, impls, loc="center", fontsize=10, title="implementation")
+    fig.suptitle(f"g2pl vs hand-written vs libraries: {res['machine']['nproc']} cores, {res['machine']['cpu']}, "
+                 f"commit {res['commit']} (median seconds, log scale)", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -671,6 +678,7 @@ def main() -> int:
         log(f"\n== matching end to end on {a.matching_graph} ({a.matching_runs} runs)")
         res["matching_end_to_end"] = matching_end_to_end(a.matching_graph, a, log)
     res["total_s"] = time.perf_counter() - t_all
+    res["commit_end"] = git_commit()  # others may commit while this runs: both ends are recorded
     save()
     try:
         plot(res, outdir / f"{stem}.png")

@@ -349,7 +349,8 @@ class NetworKitLib(Library):
     algos = ("bfs", "pagerank", "cc", "sssp", "matching")
     inexact = ("pagerank", "matching")
     notes = {"matching": "SuitorMatcher: a maximal matching, not the same one",
-             "pagerank": "20 iterations, but the rank of isolated vertices is not redistributed (sums to < 1)"}
+             "pagerank": "20 iterations, but the rank of isolated vertices is not redistributed "
+                             "(sums to < 1 on graphs with isolated vertices, e.g. kron)"}
 
     def __init__(self, g) -> None:
         import networkit as nk

@@ -217,13 +217,14 @@ class Program:
 
     def run(self, graph: Graph | str | None, args: dict[str, Any] | None = None, backend: str = "numpy",
             seed: int = 0, entry: str | None = None, max_supersteps: int | None = None, directed: bool = False,
-            comm=None, renumber: str | None = None) -> Result:
+            comm=None, renumber: str | None = None, progress=None) -> Result:
         """Run a procedure on a graph (a `Graph` or a file/generator spec).
 
         Under MPI (`comm` with several ranks) only rank 0 needs the graph and
         only rank 0's result holds the values; the statistics cover all ranks.
         `renumber="degree"` orders each rank's vertices by degree (locality);
-        results are still reported by original ID.
+        results are still reported by original ID.  `progress(stats, final)`, if given, is
+        called after every superstep with this rank's running statistics (see `g2pl.progress`).
         """
         if renumber not in (None, "degree"):
             raise G2PLError(f"unknown renumbering `{renumber}`; expected `degree`")
@@ -238,7 +239,8 @@ class Program:
         if isinstance(graph, str) and rank == 0:
             graph = load_graph(graph, directed=directed, seed=seed)
         values, stats = execute(self.load(name), graph, argv, seed=seed, max_supersteps=max_supersteps,
-                                comm=comm, backend=backend, opt=self.opt, entry=name, renumber=renumber)
+                                comm=comm, backend=backend, opt=self.opt, entry=name, renumber=renumber,
+                                progress=progress)
         return Result(name, values if values is not None else [], stats,
                       graph=graph if isinstance(graph, Graph) else None)
 

@@ -120,7 +120,8 @@ def _show_passes(prog, entry: str, a: argparse.Namespace) -> None:
             print(f"  {name:<10} {t * 1000:8.3f} ms", file=sys.stderr)
 
 
-def g2plc_main(argv: list[str] | None = None) -> int:
+def g2plc_parser() -> argparse.ArgumentParser:
+    """The argument parser of `g2plc` (also rendered into docs/cli.md by `cli_reference`)."""
     p = _Parser(prog="g2plc", description="Compile a G2PL program to a vertex-centric Python module.")
     p.add_argument("program", help="the .g2pl program")
     p.add_argument("-o", dest="output", metavar="OUT.py", help="write the output here (default: PROGRAM.py)")
@@ -130,7 +131,11 @@ def g2plc_main(argv: list[str] | None = None) -> int:
                    help="print the IR (or plan) after this pass to stderr; repeatable")
     p.add_argument("--time-passes", action="store_true", help="print how long each pass took to stderr")
     _add_opt_flags(p)
-    a = p.parse_args(argv)
+    return p
+
+
+def g2plc_main(argv: list[str] | None = None) -> int:
+    a = g2plc_parser().parse_args(argv)
     return _guard(_g2plc, a)
 
 
@@ -208,6 +213,10 @@ def _run(a: argparse.Namespace) -> int:
         raise G2PLError("the CuPy backend is not available in this build; use --backend numpy", file="g2pl run")
     if a.max_supersteps is not None and a.max_supersteps < 1:
         raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number", file="g2pl run")
+    if a.plot:
+        from g2pl.plot import check_plot_path
+
+        check_plot_path(a.plot)
     comm = _mpi_comm()
     if comm is None and a.np > 1:
         from g2pl.runtime.launch import relaunch
@@ -238,27 +247,41 @@ def _run(a: argparse.Namespace) -> int:
         if a.show_plan:
             print(_plan_summary(prog, entry))
         sys.stdout.flush()
+    progress = None
+    if rank0 and not a.quiet:
+        from g2pl.progress import Progress
+
+        progress = Progress(ranks=1 if comm is None else comm.size)
     try:
         res = prog.run(graph, args=args, backend=a.backend, seed=a.seed, entry=entry,
                        max_supersteps=a.max_supersteps, comm=comm,
-                       renumber=None if a.renumber == "none" else a.renumber)
+                       renumber=None if a.renumber == "none" else a.renumber, progress=progress)
     except G2PLError:
         raise  # every rank meets these alike (e.g. --max-supersteps)
     except Exception as exc:  # a failure on this rank alone: report it and stop every rank
         if comm is None:
             raise
+        if progress is not None:
+            progress.close()
         if a.debug:
             traceback.print_exc()
         print(f"g2pl: rank {comm.rank}: runtime failure: {type(exc).__name__}: {exc}", file=sys.stderr)
         sys.stderr.flush()
         comm.abort(1)
         return 1
+    finally:
+        if progress is not None:
+            progress.close()
     if not rank0:
         return 0
     if a.output:
         res.write_output(a.output)
     if a.stats:
         res.write_stats(a.stats)
+    if a.plot:
+        from g2pl.plot import plot_stats
+
+        plot_stats(res.stats, a.plot)
     if not a.quiet:
         for v in res.values:
             print(_summarize(v))
@@ -271,25 +294,56 @@ def _run(a: argparse.Namespace) -> int:
 
 def _plan(a: argparse.Namespace) -> int:
     import g2pl
-    from g2pl.compiler.dot import plan_to_dot
+    from g2pl.compiler.dot import find_dot, plan_to_dot, render_svg
 
+    if a.svg:
+        find_dot()  # before compiling: a missing Graphviz is a usage error (exit 2)
     prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry)
     print(prog.plan_text(entry))
-    if a.dot:
-        Path(a.dot).write_text(plan_to_dot(prog.compilation(entry).plan))
+    if a.dot or a.svg:
+        dot = plan_to_dot(prog.compilation(entry).plan)
+        if a.dot:
+            Path(a.dot).write_text(dot)
+        if a.svg:
+            render_svg(dot, a.svg)
     return 0
 
 
 def _check(a: argparse.Namespace) -> int:
-    import g2pl
+    """Every error of the program at once (lowering recovers per statement); syntax errors stop at the first."""
+    from g2pl.api import Program, _read_source
+    from g2pl.compiler.parser import parse
+    from g2pl.compiler.pipeline import check_module
 
-    prog = g2pl.compile(a.program)
+    text, name = _read_source(a.program, None)
+    module = parse(text, name)
+    errors = check_module(module)
+    if errors:
+        for err in errors:
+            if a.debug:
+                traceback.print_exception(err)
+            print(err.render(), file=sys.stderr)
+        if len(errors) > 1:
+            print(f"{name}: {len(errors)} errors", file=sys.stderr)
+        return 2
+    prog = Program(module)
     print(f"{a.program}: ok ({', '.join(prog.procedures)})")
     return 0
 
 
-def g2pl_main(argv: list[str] | None = None) -> int:
+def _explain(a: argparse.Namespace) -> int:
+    import g2pl
+    from g2pl.compiler.explain import explain
+
+    prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
+    entry = prog.entry_name(a.entry)
+    print(explain(prog.module, prog.compilation(entry)))
+    return 0
+
+
+def g2pl_parser() -> argparse.ArgumentParser:
+    """The argument parser of `g2pl` and its subcommands (also rendered into docs/cli.md)."""
     p = _Parser(prog="g2pl", description="Run and inspect G2PL programs.")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
@@ -308,22 +362,34 @@ def g2pl_main(argv: list[str] | None = None) -> int:
     r.add_argument("--output", metavar="FILE.json", help="write returned values as JSON")
     r.add_argument("--stats", metavar="FILE.json", help="write run statistics as JSON")
     r.add_argument("--show-plan", action="store_true", help="print a summary of the superstep plan")
-    r.add_argument("--quiet", action="store_true", help="print nothing on success")
+    r.add_argument("--plot", metavar="FILE.png",
+                   help="draw time, messages, bytes and active vertices per superstep (needs matplotlib)")
+    r.add_argument("--quiet", action="store_true",
+                   help="print nothing on success, and no progress (progress goes to stderr, rank 0 only)")
     _add_opt_flags(r)
     r.set_defaults(fn=_run)
 
     pl = sub.add_parser("plan", help="print the superstep plan")
     pl.add_argument("program")
     pl.add_argument("--dot", metavar="FILE.dot", help="also write the state machine as Graphviz dot")
+    pl.add_argument("--svg", metavar="FILE.svg", help="also draw the state machine as SVG (needs Graphviz `dot`)")
     _add_opt_flags(pl)
     pl.set_defaults(fn=_plan)
 
-    c = sub.add_parser("check", help="parse and type-check a program")
+    c = sub.add_parser("check", help="parse and type-check a program, reporting every error")
     c.add_argument("program")
-    c.add_argument("--debug", action="store_true")
+    c.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     c.set_defaults(fn=_check)
 
-    a = p.parse_args(argv)
+    e = sub.add_parser("explain", help="per source statement: where it runs, what it costs, what optimized it")
+    e.add_argument("program")
+    _add_opt_flags(e)
+    e.set_defaults(fn=_explain)
+    return p
+
+
+def g2pl_main(argv: list[str] | None = None) -> int:
+    a = g2pl_parser().parse_args(argv)
     a.argv = list(sys.argv[1:] if argv is None else argv)
     return _guard(a.fn, a)
 

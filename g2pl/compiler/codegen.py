@@ -338,11 +338,15 @@ class CodeGen:
         exts = {v: f"_x{k}" for k, v in enumerate(vars_)}
         lines = [f"{', '.join(exts.values())}, = rt.endpoints(({', '.join(pyname(v) for v in vars_)},), "
                  f"({', '.join(repr(v) for v in vars_)},))  # vertex values for edge endpoints"]
+        need = "None"
+        if self.plan.prune and i.need is not None:
+            need, pro = self.ex(i.need, "E")
+            lines += pro + [f"_need = {need}  # the values are only used along these edges"]
+            need = "_need"
         if self.plan.prune:
-            need, pro = self.ex(i.need, "E") if i.need is not None else ("None", [])
-            lines += pro + [f"rt.count_messages(None, edges={need})  # only along edges where they are used"]
+            lines.append(f"rt.count_messages(None, edges={need})")
         for (var, side, _elem), t in zip(i.fields, i.targets):
-            lines.append(f"{pyname(t)} = {exts[var]}[rt.{side}]  # {_comment(var)} at endpoint {side}")
+            lines.append(f"{pyname(t)} = rt.at_endpoint({exts[var]}, {side!r}, {need})  # {_comment(var)} at {side}")
         return lines
 
     def _instr_RemoteMark(self, i: ir.RemoteMark) -> list[str]:

@@ -103,6 +103,10 @@ class Val:
         return ir.Ty(self.kind, self.elem)
 
 
+class _Unknown(Exception):  # noqa: N818 - a control-flow signal, never shown
+    """A use of a variable whose defining statement failed (error recovery): the use is not reported."""
+
+
 def _a(word: str) -> str:
     """`word` with its indefinite article."""
     return ("an " if word.lstrip("`")[:1].lower() in "aeiou" else "a ") + word
@@ -118,8 +122,12 @@ class Lowerer:
     """Lowers one procedure. Create one per round of type inference."""
 
     def __init__(self, module: A.Module, proc: A.Procedure, var_types: dict[str, ir.Ty],
-                 param_types: dict[str, str]) -> None:
+                 param_types: dict[str, str], collect: list[G2PLError] | None = None) -> None:
         self.mod = module
+        # Error recovery (`g2pl check`): with a list, a failing statement's error is appended and
+        # lowering goes on with the next statement; without, the first error is raised.
+        self.collect = collect
+        self.unknown_vars: set[str] = set()  # targets of failed statements that never got a type
         self.proc = proc
         self.var_types = var_types  # persisted across rounds; updated in place
         self.param_types = param_types  # unannotated params' inferred element types
@@ -157,6 +165,25 @@ class Lowerer:
         hint = f"; did you mean `{close[0]}`?" if close else ""
         return self.err(f"undefined name `{display(name)}`{hint}", span)
 
+    def report(self, err: G2PLError) -> None:
+        """Raise `err`, or in collect mode record it and go on."""
+        if self.collect is None:
+            raise err
+        self.collect.append(err)
+
+    def recover(self, exc: Exception) -> None:
+        """Record `exc` (being handled) in collect mode, or re-raise it."""
+        if self.collect is None:
+            raise exc
+        if isinstance(exc, _Unknown):
+            return  # a consequence of an error already recorded
+        if isinstance(exc, G2PLError):
+            self.collect.append(exc)
+            return
+        if not self.collect:
+            raise exc  # an internal error in a program without user errors: not ours to hide
+        # anything else after a recorded error is a consequence of the state that error left
+
     def var_ty(self, name: str) -> ir.Ty | None:
         if name in self.params:
             return self.params[name]
@@ -167,12 +194,13 @@ class Lowerer:
     def lower_proc(self) -> ir.ProcIR:
         for p in self.proc.params:
             if p.name in BUILTIN_VALUES or p.name in BUILTIN_FUNCS or p.name in AGG_OPS:
-                raise self.err(f"parameter `{p.name}` shadows a built-in name", p.span)
+                self.report(self.err(f"parameter `{p.name}` shadows a built-in name", p.span))
+                continue
             if p.ann is not None and p.ann.kind != "scalar":
-                raise self.err(
+                self.report(self.err(
                     f"procedure parameters are scalars supplied with --arg; `{p.name}` is declared {p.ann.kind}",
                     p.ann.span,
-                )
+                ))
             elem = p.ann.elem if p.ann else self.param_types.get(p.name, "int")
             self.params[p.name] = ir.Ty("scalar", elem)
             self.assigned.add(p.name)
@@ -197,13 +225,50 @@ class Lowerer:
         """Lower a statement list; returns (instrs, definitely-assigned vars after, ends with return)."""
         saved = self.out
         self.out = []
-        returned = False
+        returned = dead = False
         for s in stmts:
-            if returned:
-                raise self.err("this statement is never executed: it follows a `return`", s.span)
-            assigned, returned = self.stmt(s, assigned)
+            if returned and not dead:
+                dead = True  # reported once; in collect mode the rest is still checked
+                self.report(self.err("this statement is never executed: it follows a `return`", s.span))
+            assigned, r = self.stmt_or_recover(s, assigned)
+            returned = returned or r
         instrs, self.out = self.out, saved
         return instrs, assigned, returned
+
+    def stmt_or_recover(self, s: A.Stmt, assigned: set[str]) -> tuple[set[str], bool]:
+        """`stmt`; in collect mode a failing statement's error is recorded and its code dropped, and an
+        assignment's target keeps the type it had (or is marked unknown, so later uses stay quiet)."""
+        if self.collect is None:
+            return self.stmt(s, assigned)
+        out, mark = self.out, len(self.out)
+        try:
+            return self.stmt(s, assigned)
+        except Exception as exc:  # noqa: BLE001 - sorted out by recover()
+            self.recover(exc)
+        self.out = out
+        del self.out[mark:]
+        if isinstance(s, A.Assign):
+            name = s.target
+            if self.var_ty(name) is None and name not in BUILTIN_VALUES and name not in self.mod.functions:
+                if s.ann is not None:
+                    self.var_types[name] = ir.Ty(s.ann.kind, s.ann.elem)
+                else:
+                    self.unknown_vars.add(name)
+            return assigned | {name}, False
+        return assigned, isinstance(s, A.Return)
+
+    def condition_or_recover(self, e: A.Expr, what: str) -> tuple[list[ir.Instr], ir.Ex]:
+        """`condition`; in collect mode a failing condition is recorded and replaced by `true`, so the
+        body is still checked."""
+        if self.collect is None:
+            return self.condition(e, what)
+        out = self.out
+        try:
+            return self.condition(e, what)
+        except Exception as exc:  # noqa: BLE001 - sorted out by recover()
+            self.recover(exc)
+        self.out = out
+        return [], ir.Const("bool", e.span, True)
 
     def stmt(self, s: A.Stmt, assigned: set[str]) -> tuple[set[str], bool]:
         self.assigned = assigned
@@ -211,12 +276,12 @@ class Lowerer:
             self.assign(s)
             return assigned | {s.target}, False
         if isinstance(s, A.While):
-            pre, cond = self.condition(s.cond, "while")
+            pre, cond = self.condition_or_recover(s.cond, "while")
             body, _, _ = self.block(s.body, set(assigned))
             self.emit(ir.WhileI(s.span, tuple(pre), cond, tuple(body)))
             return assigned, False
         if isinstance(s, A.If):
-            pre, cond = self.condition(s.cond, "if")
+            pre, cond = self.condition_or_recover(s.cond, "if")
             self.out.extend(pre)
             then, a1, r1 = self.block(s.then, set(assigned))
             other, a2, r2 = self.block(s.other, set(assigned))
@@ -362,6 +427,8 @@ class Lowerer:
             if n not in self.assigned:
                 raise self.err(f"`{n}` may be read before it is assigned (on some path to here)", e.span)
             return self.load_var(n, ty, e.span, ctx)
+        if n in self.unknown_vars:
+            raise _Unknown(n)
         if n in BUILTIN_VALUES:
             return self.builtin_value(n, e.span, ctx)
         if n in self.mod.functions:
@@ -966,16 +1033,30 @@ def _retarget(instr: ir.Instr, name: str) -> ir.Instr:
     return dataclasses.replace(instr, target=name)
 
 
-def lower_procedure(module: A.Module, proc: A.Procedure) -> ir.ProcIR:
-    """Type-check and lower one procedure, iterating type inference to a fixpoint."""
+def lower_procedure(module: A.Module, proc: A.Procedure, collect: list[G2PLError] | None = None) -> ir.ProcIR:
+    """Type-check and lower one procedure, iterating type inference to a fixpoint.
+
+    Without `collect` the first error is raised.  With a list, lowering recovers
+    per statement and appends every error to it instead (in source order of
+    discovery, the first one being the error raised without `collect`); the IR
+    returned then is partial and must not be used.  For valid programs the
+    result is the same either way.
+    """
     var_types: dict[str, ir.Ty] = {}
     param_types: dict[str, str] = {}
+    result = None
     for _ in range(8):
-        lw = Lowerer(module, proc, var_types, param_types)
+        errors: list[G2PLError] | None = [] if collect is not None else None
+        lw = Lowerer(module, proc, var_types, param_types, collect=errors)
         try:
             result = lw.lower_proc()
         except G2PLError as err:
-            raise err.with_context(file=module.file, source=module.source) from None
+            if collect is None:
+                raise err.with_context(file=module.file, source=module.source) from None
+            errors.append(err)
+        if errors:  # like the raising mode, the first round with an error is the one reported
+            collect.extend(e.with_context(file=module.file, source=module.source) for e in errors)
+            return result  # type: ignore[return-value]
         if not lw.changed:
             return result
     return result

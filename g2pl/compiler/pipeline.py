@@ -19,8 +19,9 @@ from g2pl.compiler.codegen import generate
 from g2pl.compiler.lower import lower_procedure
 from g2pl.compiler.passes import PASS_NAMES, PIPELINE, selected
 from g2pl.compiler.plan import Plan, build_plan, render
+from g2pl.errors import G2PLError
 
-__all__ = ["PASS_NAMES", "PIPELINE", "Compilation", "compile_module", "dump_stage"]
+__all__ = ["PASS_NAMES", "PIPELINE", "Compilation", "check_module", "compile_module", "dump_stage"]
 
 
 @dataclass
@@ -81,3 +82,36 @@ def compile_module(module: A.Module, entry: str, opt: int = 2, disable: tuple[st
         if after_pass:
             after_pass(p.name, plan)
     return Compilation(proc, plan, generate(plan), opt, tuple(disable), times)
+
+
+def check_module(module: A.Module, opt: int = 2, disable: tuple[str, ...] = ()) -> list[G2PLError]:
+    """Every error of every procedure of a parsed module (`g2pl check`), in source order.
+
+    Lowering recovers per statement (see `lower_procedure(collect=...)`); a
+    procedure without such errors is compiled the whole way, as `compile` would.
+    An error inside a function body met at several calls is listed once.
+    """
+    errors: list[G2PLError] = []
+    for name, proc in module.procedures.items():
+        found: list[G2PLError] = []
+        lower_procedure(module, proc, collect=found)
+        if not found:
+            try:
+                compile_module(module, name, opt=opt, disable=disable)
+            except G2PLError as err:
+                found.append(err.with_context(file=module.file, source=module.source))
+        errors.extend(found)
+    seen: set[tuple] = set()
+    unique = []
+    for err in errors:
+        key = (err.file, err.span, err.line, err.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(err)
+
+    def where(err: G2PLError) -> tuple[int, int]:
+        if err.span is not None:
+            return (err.span.line, err.span.col)
+        return (err.line or 0, 0)
+
+    return sorted(unique, key=where)

@@ -20,6 +20,7 @@ class SingleComm:
 
     def __init__(self) -> None:
         self.bytes_sent = 0
+        self.bytes_received = 0
 
     def alltoallv(self, send: np.ndarray, send_counts: np.ndarray, recv_counts: np.ndarray | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:

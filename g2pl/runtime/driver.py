@@ -44,6 +44,7 @@ def merge_stats(comm, rt: Runtime) -> Stats:
         "rank": comm.rank, "vertices": int(lg.n), "local_edges": int(lg.m),
         "edges_owned": int(np.count_nonzero(lg.edge_owned)), "ghosts": int(lg.n_ghosts),
         "bytes_sent": int(sum(s.bytes for s in st.per_superstep)),
+        "bytes_received": int(getattr(comm, "bytes_received", 0)),
         "comm_s": float(sum(s.comm_s for s in st.per_superstep)),
         "compute_s": float(sum(s.time_s - s.comm_s for s in st.per_superstep)),
         "per_superstep": [(s.messages, s.bytes, s.record_bytes, s.active, s.time_s) for s in st.per_superstep],
@@ -69,13 +70,16 @@ def merge_stats(comm, rt: Runtime) -> Stats:
 
 
 def execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_supersteps: int | None,
-            comm=None, backend: str = "numpy", opt: int = 2, entry: str = "", renumber: str | None = None
-            ) -> tuple[list[dict] | None, dict]:
-    """Run `module` on `graph`; returns (JSON values, stats dict) on rank 0, (None, stats) elsewhere."""
+            comm=None, backend: str = "numpy", opt: int = 2, entry: str = "", renumber: str | None = None,
+            progress=None) -> tuple[list[dict] | None, dict]:
+    """Run `module` on `graph`; returns (JSON values, stats dict) on rank 0, (None, stats) elsewhere.
+
+    `progress`, if given, is called as `progress(stats, final)` after every superstep (this rank's stats).
+    """
     comm = comm or SingleComm()
     t0 = time.perf_counter()
     lg = scatter_graph(comm, graph, renumber)
-    rt = Runtime(lg, module, seed=seed, comm=comm, max_supersteps=max_supersteps)
+    rt = Runtime(lg, module, seed=seed, comm=comm, max_supersteps=max_supersteps, progress=progress)
     rt.stats.load_time_s = time.perf_counter() - t0
     rt.stats.backend = backend
     rt.stats.opt_level = opt

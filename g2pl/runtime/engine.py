@@ -180,9 +180,10 @@ def _fault_injection() -> tuple[int, int] | None:
 class Runtime:
     """Runtime verbs over one rank's part of a graph."""
 
-    def __init__(self, lg: LocalGraph, module, *, seed: int = 0, comm=None, max_supersteps: int | None = None
-                 ) -> None:
+    def __init__(self, lg: LocalGraph, module, *, seed: int = 0, comm=None, max_supersteps: int | None = None,
+                 progress=None) -> None:
         self.xp = np
+        self.progress = progress  # optional callback(stats, final: bool) after every superstep
         self.comm = comm or SingleComm()
         if not isinstance(lg, LocalGraph):  # a whole Graph: the one-rank view of it
             lg = whole(lg)
@@ -613,6 +614,19 @@ class Runtime:
         """Ext arrays for reading vertex values at local edges' endpoints (`ext[rt.src]`, `ext[rt.dst]`)."""
         return self.exchange_fields(arrays, names)
 
+    def at_endpoint(self, ext: np.ndarray, side: str, need=None) -> np.ndarray:
+        """Vertex values (ext array) at each local edge's `side` endpoint; with `need`, only where the
+        values will be used (elsewhere zeros), gathering just those edges when they are few."""
+        ends = self.src if side == "src" else self.dst
+        if need is not None:
+            needm = self._entries(need, self.m)
+            if np.count_nonzero(needm) * 8 < self.m:
+                idx = np.flatnonzero(needm)
+                out = np.zeros(self.m, dtype=ext.dtype)
+                out[idx] = ext[ends[idx]]
+                return out
+        return ext[ends]
+
     def mark_endpoints(self, mask, sides: tuple[str, ...]) -> np.ndarray:
         out = np.zeros(self.n, dtype=bool)
         sel = np.flatnonzero(self._entries(mask, self.m))
@@ -706,6 +720,8 @@ class Runtime:
         self._pending_msgs = 0
         self._exchanged = False
         self._comm_s = 0.0
+        if self.progress is not None:
+            self.progress(self.stats, False)
         if self._fail_at is not None and self._fail_at == (self.comm.rank, i):
             raise RuntimeError(f"injected failure on rank {self.comm.rank} at superstep {i} (G2PL_FAIL_AT)")
         if self.max_supersteps is not None and len(self.stats.per_superstep) + 1 > self.max_supersteps:
@@ -720,6 +736,8 @@ class Runtime:
         self.stats.per_superstep.append(SuperstepStat(len(self.stats.per_superstep), -1, 0, 0, 0, self.n,
                                                       now - self._t_last))
         self.stats.time_s = now - self._t_start
+        if self.progress is not None:
+            self.progress(self.stats, True)
 
     # ------------------------------------------------------------ results
 

@@ -31,6 +31,7 @@ class MPIComm:
         self.rank = self.c.Get_rank()
         self.size = self.c.Get_size()
         self.bytes_sent = 0
+        self.bytes_received = 0
 
     def alltoallv(self, send: np.ndarray, send_counts: np.ndarray, recv_counts: np.ndarray | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -50,12 +51,15 @@ class MPIComm:
         )
         own = int(send_counts[self.rank]) * item
         self.bytes_sent += int(send_counts.sum()) * item - own
+        self.bytes_received += int(recv_counts.sum()) * item - int(recv_counts[self.rank]) * item
         return recv, recv_counts
 
     def allreduce_partials(self, partials: np.ndarray, layout: tuple) -> np.ndarray:
         out = np.empty_like(partials)
         self.c.Allreduce(partials, out, op=_op(layout))
-        self.bytes_sent += partials.nbytes * (self.size - 1) // max(self.size, 1)
+        share = partials.nbytes * (self.size - 1) // max(self.size, 1)
+        self.bytes_sent += share
+        self.bytes_received += share
         return out
 
     def gather(self, obj: Any) -> list[Any] | None:

@@ -1,0 +1,1597 @@
+"""Compiler fuzzing for G2PL: random well-typed programs, a differential oracle, mutation fuzzing.
+
+Three parts, used by `tests/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py` (the big runs):
+
+* `generate(seed)` builds a random WELL-TYPED program (`GenProgram`) from the grammar and the
+  type rules of the spec: scalar / vertex / edge values of bool, int, float and vid; sets and
+  edge sets with `||`, `&&`, `\\`, `!`; lifted arithmetic; `?:`; vertex and edge comprehensions;
+  global, neighbourhood (`nvals`, `outnvals`, `(u, e) <- nvals v`) and edge aggregations;
+  nested comprehensions; macro functions; remote reads `G[p]`; `rand()`; `if`/`else`; `while`
+  loops whose trip count is bounded by a counter (`i < K`, K <= 4); a multi-value `return`.
+  Values are kept deterministic for any evaluation order: no float `sum`/`avg` results (floats
+  only through elementwise operations and `min`/`max`), no NaN (no `0/0`, `inf - inf`,
+  `inf * 0`, `log`, `sqrt` of negatives, and `max` over possibly-empty float sets is clamped),
+  `%` only by positive literals, remote reads only at valid vertex IDs or -1.
+* `differential(prog, graphs)` compiles the program at -O0, -O1, -O2 and -O2 with each pass
+  disabled alone, runs every configuration on every graph (1 rank, in process) and compares
+  the `--output` values; `run_mpi(...)` runs `g2pl run --np 2` on an edge-list file for the
+  2-rank comparison. Any exception other than a clean `G2PLError` is a failure too.
+* Robustness: `mutate(text, rng)` (character/token edits, truncation, splicing) and
+  `check_robust(text, file)` (compiling may only raise a `G2PLError` rendered as
+  `file:line:col: error: ...`); `graph_file_cases()` lists malformed graph files that
+  `g2pl.load_graph` must reject with a `G2PLError` naming the file (and the line).
+
+Failing programs are kept in `tests/fuzz_regressions/` (`save_regression`), after
+`minimize(...)` (delta debugging over lines, plus dropping returned values).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import g2pl  # noqa: E402
+from g2pl.compiler.passes import PASS_NAMES  # noqa: E402
+from g2pl.errors import G2PLError  # noqa: E402
+from g2pl.graph import Graph, build_graph  # noqa: E402
+
+REGRESSION_DIR = ROOT / "tests" / "fuzz_regressions"
+
+#: (label, -O level, disabled passes): the configurations whose outputs must agree
+CONFIGS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
+    ("O0", 0, ()),
+    ("O1", 1, ()),
+    ("O2", 2, ()),
+    *((f"O2-no-{p}", 2, (p,)) for p in PASS_NAMES),
+)
+
+ELEMS = ("bool", "int", "float", "vid")
+NUMERIC = ("int", "float", "vid")
+
+
+# =====================================================================================
+# Types and generation contexts
+# =====================================================================================
+
+
+@dataclass(frozen=True)
+class Ty:
+    kind: str  # scalar | vertex | edge
+    elem: str  # bool | int | float | vid
+
+    def ann(self, rng: random.Random) -> str:
+        """A type annotation spelling this type."""
+        if self.kind == "scalar":
+            return self.elem
+        if self.elem == "bool" and rng.random() < 0.6:
+            return "vset" if self.kind == "vertex" else "eset"
+        return f"{self.kind}<{self.elem}>"
+
+
+@dataclass(frozen=True)
+class VB:
+    """A generator-bound vertex: its name and the element type of its bare value (None: no value)."""
+
+    name: str
+    value: str | None
+
+
+@dataclass
+class Ctx:
+    """Where an expression is generated.
+
+    T: top level (whole graphs and scalars); V: the head/filters of a vertex comprehension
+    centred at `centre`; E: an edge comprehension (`verts` = the endpoints u, v; `edge` = e);
+    A: a neighbourhood aggregation (`centre` = the vertex, `nbr` = the neighbour, `edge` = e).
+    """
+
+    dom: str
+    centre: VB | None = None
+    nbr: VB | None = None
+    verts: tuple[VB, ...] = ()
+    edge: str | None = None
+    edge_value: str | None = None  # element type of the bare edge binder (None: an edge set, no value)
+
+    @property
+    def vbinders(self) -> tuple[VB, ...]:
+        if self.dom == "V":
+            return (self.centre,)
+        if self.dom == "A":
+            return (self.centre, self.nbr)
+        return self.verts
+
+
+TOP = Ctx("T")
+
+
+@dataclass
+class GraphFn:
+    """A generated function definition: `name(params) = body;`."""
+
+    name: str
+    params: list[tuple[str, Ty]]
+    result: Ty
+    macro: bool  # elementwise (callable anywhere; kinds follow the arguments) vs. whole-graph (top level)
+    used: set[str] = field(default_factory=set)
+
+
+@dataclass
+class GenProgram:
+    """A generated program: its text and the procedure parameters of `main`."""
+
+    seed: int
+    source: str
+    params: list[tuple[str, str]]  # (name, elem)
+
+    def args_for(self, graph: Graph, rng: random.Random) -> dict[str, Any]:
+        return make_args(self.params, graph, rng)
+
+
+def make_args(params: list[tuple[str, str]], graph: Graph, rng: random.Random) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, elem in params:
+        if elem == "int":
+            out[name] = rng.randint(0, 3)
+        elif elem == "vid":
+            ids = graph.ids.tolist()
+            out[name] = rng.choice(ids) if ids and rng.random() < 0.9 else -1
+        elif elem == "float":
+            out[name] = rng.choice([0.0, 0.5, 1.5, 2.0])
+        else:
+            out[name] = rng.random() < 0.5
+    return out
+
+
+def params_of(source: str) -> list[tuple[str, str]]:
+    """`(name, elem)` of the parameters of procedure `main` (annotated), read back from the text."""
+    m = re.search(r"^main\(([^)]*)\)", source, re.M)
+    if not m or not m.group(1).strip():
+        return []
+    out = []
+    for p in m.group(1).split(","):
+        name, _, ty = p.partition(":")
+        out.append((name.strip(), ty.strip() or "int"))
+    return out
+
+
+class _Budget(Exception):
+    pass
+
+
+# =====================================================================================
+# The generator
+# =====================================================================================
+
+
+class ProgramGenerator:
+    """Builds one random well-typed program from a seed (see the module docstring)."""
+
+    MAX_DEPTH = 3
+
+    def __init__(self, seed: int, avoid_known: bool = True) -> None:
+        self.seed = seed
+        self.avoid_known = avoid_known  # steer clear of compiler bugs already reported (see KNOWN_BUGS)
+        self.calling: list[str] = []  # functions whose call arguments are being generated
+        self.rng = random.Random(seed)
+        self.n = 0  # name counter
+        self.scope: dict[str, Ty] = {}  # definitely assigned variables (and parameters) here
+        self.counters: set[str] = set()
+        self.params: list[tuple[str, str]] = []
+        self.all_names: dict[str, Ty] = {}  # every variable ever created (a name keeps one type)
+        self.fns: list[GraphFn] = []
+        self.macro_mode = False  # generating an elementwise function body
+        self.in_fn = False  # generating any function body (no procedure variables, no rand)
+        self.lines: list[str] = []
+        self.size = 0
+
+    # ---------------------------------------------------------------- helpers
+
+    def fresh(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def pick(self, seq):
+        return self.rng.choice(list(seq))
+
+    def vars_of(self, ty: Ty) -> list[str]:
+        return [n for n, t in self.scope.items() if t == ty]
+
+    def tick(self) -> None:
+        self.size += 1
+        if self.size > 4000:
+            raise _Budget
+
+    # ---------------------------------------------------------------- literals
+
+    def lit(self, elem: str) -> str:
+        r = self.rng
+        if elem == "bool":
+            return r.choice(["true", "false"])
+        if elem == "int":
+            v = r.choice([0, 1, 1, 2, 2, 3, 5, 7, -1, -2, 10])
+            return f"({v})" if v < 0 else str(v)
+        if elem == "float":
+            return r.choice(["0.5", "1.0", "2.5", "0.25", "3.0", ".5", "1e-1", "2.0", "inf", "0.0", "1.5e0"])
+        raise ValueError(elem)
+
+    def poslit(self) -> str:
+        return self.rng.choice(["2", "3", "2.0", "0.5", "4", "1.5"])
+
+    # ---------------------------------------------------------------- expressions
+    #
+    # gen(ctx, kind, elem, d): an expression of element type `elem`. At top level `kind` is
+    # "scalar", "vertex" or "edge" (the exact kind wanted); inside comprehensions it is
+    # "local" (a per-element value; scalars broadcast, so any scalar expression fits too).
+
+    def gen(self, ctx: Ctx, kind: str, elem: str, d: int) -> str:
+        self.tick()
+        if d <= 0 or self.chance(0.25):
+            s = self.leaf(ctx, kind, elem)
+            if s is not None:
+                return s
+            if d <= 0:
+                return self.fallback(ctx, kind, elem)
+        for _ in range(8):
+            s = getattr(self, "g_" + elem)(ctx, kind, max(d, 1))
+            if s is not None:
+                return s
+        s = self.leaf(ctx, kind, elem)
+        if s is not None:
+            return s
+        return self.fallback(ctx, kind, elem)
+
+    def fallback(self, ctx: Ctx, kind: str, elem: str) -> str:
+        """An expression of this type that always exists."""
+        if kind in ("vertex", "edge"):
+            return self.comprehension(kind, elem, 1, simple=True)
+        if elem in ("bool", "int", "float"):
+            return self.lit(elem)
+        # vid
+        if ctx.dom in ("V", "A") and not self.macro_mode:
+            return "id"
+        if ctx.dom == "E" and ctx.verts:
+            return self.pick(ctx.verts).name
+        if self.macro_mode:
+            return "(-1)"
+        x = self.fresh("x")
+        return f"min [ id | {x} <- V ]"
+
+    def operand_kinds(self, kind: str, n: int) -> list[str]:
+        """Kinds of n operands of a lifted operator producing `kind` (at least one graph at top level)."""
+        if kind in ("scalar", "local"):
+            return [kind] * n
+        ks = [kind if self.chance(0.6) else "scalar" for _ in range(n)]
+        if kind not in ks:
+            ks[self.rng.randrange(n)] = kind
+        return ks
+
+    def leaf(self, ctx: Ctx, kind: str, elem: str) -> str | None:
+        """A variable, literal, binder or graph read of this type; None if there is none."""
+        opts: list[str] = []
+        scalar_ok = kind in ("scalar", "local")
+        if scalar_ok:
+            opts += self.vars_of(Ty("scalar", elem))
+            if elem != "vid" and (not opts or self.chance(0.5)):
+                opts.append(self.lit(elem))
+            if elem == "int" and self.counters and not self.in_fn:
+                opts += [c for c in self.counters if c in self.scope]
+        if kind in ("vertex", "edge"):
+            opts += self.vars_of(Ty(kind, elem))
+            if elem == "bool":
+                opts += ["V", "empty"] if kind == "vertex" else ["E", "emptyE"]
+            if kind == "vertex" and elem == "vid" and not self.macro_mode:
+                opts.append("id")
+            if kind == "edge" and elem == "float" and not self.macro_mode:
+                opts.append("Weight")
+        if ctx.dom in ("V", "A") and kind == "local":
+            for b in ctx.vbinders:
+                if b.value == elem:
+                    opts.append(b.name)
+            opts += self.vars_of(Ty("vertex", elem))  # bare: the value at the centre
+            if elem == "vid":
+                opts.append("id")
+        if ctx.dom == "E" and kind == "local":
+            opts += self.vars_of(Ty("edge", elem))  # bare: the value at this edge
+            if elem == "float":
+                opts.append("Weight")
+            if ctx.edge and ctx.edge_value == elem:
+                opts.append(ctx.edge)
+            if elem == "vid":
+                opts += [b.name for b in ctx.verts]
+        if kind == "local" and ctx.dom != "T":
+            # reads at binders: X[b], H[e], Weight[e], id[b], b in S, e in A
+            for b in ctx.vbinders:
+                for g in self.vars_of(Ty("vertex", elem)):
+                    opts.append(f"{g}[{b.name}]")
+                if elem == "vid":
+                    opts.append(f"id[{b.name}]")
+                if elem == "bool":
+                    for s in self.vars_of(Ty("vertex", "bool")):
+                        opts.append(f"({b.name} in {s})")
+            if ctx.edge:
+                for h in self.vars_of(Ty("edge", elem)):
+                    opts.append(f"{h}[{ctx.edge}]")
+                if elem == "float":
+                    opts.append(f"Weight[{ctx.edge}]")
+                if elem == "bool":
+                    for s in self.vars_of(Ty("edge", "bool")):
+                        opts.append(f"({ctx.edge} in {s})")
+        if not opts:
+            return None
+        return self.pick(opts)
+
+    # ---- per element type
+
+    def sub(self, ctx: Ctx, kind: str, elem: str, d: int) -> str:
+        return self.gen(ctx, kind, elem, d - 1)
+
+    def g_bool(self, ctx: Ctx, kind: str, d: int) -> str | None:
+        r = self.rng.random()
+        if r < 0.25:  # comparison of numbers
+            a, b = self.operand_kinds(kind, 2)
+            ea, eb = self.pick(NUMERIC), self.pick(NUMERIC)
+            ops = ["<", "<=", ">", ">="]
+            if a == "scalar" or b == "scalar" or kind in ("local", "scalar"):
+                if not (self.macro_mode and a == b):
+                    ops += ["==", "!="]
+            op = self.pick(ops)
+            if ea == "float" or eb == "float":
+                ea = eb = "float" if self.chance(0.5) else ea
+            return f"({self.sub(ctx, a, ea, d)} {op} {self.sub(ctx, b, eb, d)})"
+        if r < 0.45:  # logic
+            a, b = self.operand_kinds(kind, 2)
+            op = self.pick(["&&", "||"])
+            if kind in ("vertex", "edge") and not self.macro_mode and self.chance(0.4):
+                op = "\\"
+                a = b = kind
+            return f"({self.sub(ctx, a, 'bool', d)} {op} {self.sub(ctx, b, 'bool', d)})"
+        if r < 0.52:
+            return f"(!{self.sub(ctx, kind, 'bool', d)})"
+        if r < 0.57 and kind in ("scalar", "local") and (ctx.dom != "T" or kind == "scalar"):
+            return f"(rand() < {self.pick(['0.5', '0.3', '0.8'])})" if not self.in_fn else None
+        if r < 0.62:
+            return self.cond(ctx, kind, "bool", d)
+        if r < 0.67 and kind in ("scalar", "local") and not self.macro_mode:
+            op = self.pick(["==", "!="])
+            return f"({self.sub(ctx, kind, 'bool', d)} {op} {self.sub(ctx, kind, 'bool', d)})"
+        if self.macro_mode:
+            return self.call_macro(ctx, kind, "bool", d)
+        if r < 0.71 and kind in ("scalar", "local"):
+            return self.avg_bool(ctx, d)
+        if r < 0.80 and kind in ("scalar", "local"):
+            return self.aggregation(ctx, "bool", d)
+        if r < 0.86 and kind == "scalar" and ctx.dom == "T":  # whole-graph comparison
+            gk = self.pick(["vertex", "edge"])
+            ge = self.pick(ELEMS)
+            a = self.gen(ctx, gk, ge, d - 1)
+            if ge == "bool" and self.chance(0.5):
+                b = "empty" if gk == "vertex" else "emptyE"
+            else:
+                b = self.gen(ctx, gk, ge, d - 1)
+            return f"({a} {self.pick(['==', '!='])} {b})"
+        if r < 0.92 and kind in ("scalar", "local") and ctx.dom != "A":  # remote membership `p in S`
+            p = self.vid_index(ctx, d)
+            s = self.tgraph("vertex", "bool", d - 1)
+            return f"({p} in {s})"
+        if r < 0.96 and kind in ("vertex", "edge"):
+            return self.comprehension(kind, "bool", d)
+        if kind == "vertex" and self.chance(0.5):
+            return self.union(d)
+        return self.call_fn(ctx, kind, "bool", d)
+
+    def g_int(self, ctx: Ctx, kind: str, d: int) -> str | None:
+        r = self.rng.random()
+        if r < 0.30:
+            a, b = self.operand_kinds(kind, 2)
+            op = self.pick(["+", "-", "*", "+", "-"])
+            ea = self.pick(["int", "int", "vid"])
+            return f"({self.sub(ctx, a, ea, d)} {op} {self.sub(ctx, b, 'int', d)})"
+        if r < 0.36:
+            return f"(-{self.sub(ctx, kind, 'int', d)})"
+        if r < 0.42:
+            return f"({self.sub(ctx, kind, self.pick(['int', 'vid']), d)} % {self.pick(['2', '3', '5', '7'])})"
+        if r < 0.50:
+            a, b = self.operand_kinds(kind, 2)
+            f = self.pick(["min", "max"])
+            return f"{f}({self.sub(ctx, a, 'int', d)}, {self.sub(ctx, b, 'int', d)})"
+        if r < 0.54:
+            return f"abs({self.sub(ctx, kind, self.pick(['int', 'vid']), d)})"
+        if r < 0.60:
+            return f"int({self.sub(ctx, kind, self.pick(['bool', 'vid']), d)})"
+        if r < 0.66:
+            return self.cond(ctx, kind, "int", d)
+        if self.macro_mode:
+            return self.call_macro(ctx, kind, "int", d)
+        if r < 0.82 and kind in ("scalar", "local"):
+            return self.aggregation(ctx, "int", d)
+        if r < 0.86:
+            return self.remote(ctx, kind, "int", d)
+        if r < 0.94 and kind in ("vertex", "edge"):
+            return self.comprehension(kind, "int", d)
+        return self.call_fn(ctx, kind, "int", d)
+
+    def g_float(self, ctx: Ctx, kind: str, d: int) -> str | None:
+        # Invariant: never NaN, never -inf (see the module docstring).
+        r = self.rng.random()
+        if r < 0.20:
+            a, b = self.operand_kinds(kind, 2)
+            eb = self.pick(["float", "int"])
+            x, y = self.sub(ctx, a, "float", d), self.sub(ctx, b, eb, d)
+            return f"({x} + {y})" if self.chance(0.5) else f"({y} + {x})"
+        if r < 0.28:
+            return f"({self.sub(ctx, kind, 'float', d)} * {self.pick(['2.0', '0.5', '3'])})"
+        if r < 0.34:
+            return f"({self.sub(ctx, kind, self.pick(['float', 'int']), d)} / {self.pick(['2', '4.0', '0.5'])})"
+        if r < 0.42:
+            a, b = self.operand_kinds(kind, 2)
+            f = self.pick(["min", "max"])
+            eb = self.pick(["float", "int"])
+            return f"{f}({self.sub(ctx, a, 'float', d)}, {self.sub(ctx, b, eb, d)})"
+        if r < 0.48:
+            f = self.pick(["abs", "floor", "ceil", "sqrt"])
+            x = self.sub(ctx, kind, "float", d)
+            return f"sqrt(abs({x}))" if f == "sqrt" else f"{f}({x})"
+        if r < 0.54:
+            return f"float({self.sub(ctx, kind, self.pick(['int', 'vid', 'bool']), d)})"
+        if r < 0.58:
+            return self.cond(ctx, kind, "float", d)
+        if r < 0.62 and kind in ("scalar", "local") and not self.in_fn:
+            return "rand()"
+        if self.macro_mode:
+            return self.call_macro(ctx, kind, "float", d)
+        if r < 0.78 and kind in ("scalar", "local"):
+            return self.aggregation(ctx, "float", d)
+        if r < 0.83:
+            return self.remote(ctx, kind, "float", d)
+        if r < 0.92 and kind in ("vertex", "edge"):
+            return self.comprehension(kind, "float", d)
+        return self.call_fn(ctx, kind, "float", d)
+
+    def g_vid(self, ctx: Ctx, kind: str, d: int) -> str | None:
+        # Invariant: a vid is a vertex's original ID or -1 (so remote reads stay in range).
+        r = self.rng.random()
+        if r < 0.20:
+            if self.chance(0.3):
+                c = self.sub(ctx, self.operand_kinds(kind, 1)[0] if kind != "local" else kind, "bool", d)
+                return f"({c} ? {self.sub(ctx, kind, 'vid', d)} : (-1))"
+            return self.cond(ctx, kind, "vid", d)
+        if r < 0.32:
+            a, b = self.operand_kinds(kind, 2)
+            return f"{self.pick(['min', 'max'])}({self.sub(ctx, a, 'vid', d)}, {self.sub(ctx, b, 'vid', d)})"
+        if self.macro_mode:
+            return self.call_macro(ctx, kind, "vid", d)
+        if r < 0.62 and kind in ("scalar", "local"):
+            return self.aggregation(ctx, "vid", d)
+        if r < 0.80:
+            return self.remote(ctx, kind, "vid", d)
+        if r < 0.92 and kind in ("vertex", "edge"):
+            return self.comprehension(kind, "vid", d)
+        return self.call_fn(ctx, kind, "vid", d)
+
+    def cond(self, ctx: Ctx, kind: str, elem: str, d: int) -> str:
+        c, a, b = self.operand_kinds(kind, 3)
+        return f"({self.sub(ctx, c, 'bool', d)} ? {self.sub(ctx, a, elem, d)} : {self.sub(ctx, b, elem, d)})"
+
+    # ---- graphs used inside other expressions (hoisted to top level)
+
+    def tgraph(self, kind: str, elem: str, d: int) -> str:
+        """A whole-graph expression usable where a graph is read (a generator source, `G[x]`, `x in S`)."""
+        s = self.gen(TOP, kind, elem, max(d, 0))
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s) and not s.startswith("("):
+            s = f"({s})"
+        return s
+
+    def vsource(self, d: int) -> tuple[str, str]:
+        """A vertex graph/set to range over: (text, element type)."""
+        r = self.rng.random()
+        if r < 0.35:
+            return "V", "bool"
+        if r < 0.45:
+            return "id", "vid"
+        elem = self.pick(ELEMS)
+        vs = self.vars_of(Ty("vertex", elem))
+        if vs and r < 0.8:
+            return self.pick(vs), elem
+        return self.tgraph("vertex", elem, d - 1), elem
+
+    def esource(self, d: int) -> tuple[str, str]:
+        r = self.rng.random()
+        if r < 0.35:
+            return "E", "bool"
+        if r < 0.45:
+            return "Weight", "float"
+        elem = self.pick(ELEMS)
+        es = self.vars_of(Ty("edge", elem))
+        if es and r < 0.8:
+            return self.pick(es), elem
+        return self.tgraph("edge", elem, d - 1), elem
+
+    def filters(self, ctx: Ctx, d: int, k: int | None = None) -> list[str]:
+        n = self.rng.choice([0, 0, 1, 1, 2]) if k is None else k
+        return [self.gen(ctx, "local", "bool", d - 1) for _ in range(n)]
+
+    def vctx(self, d: int) -> tuple[str, Ctx]:
+        """A vertex generator `x <- SRC` and the context it opens."""
+        src, se = self.vsource(d)
+        x = self.fresh("x")
+        return f"{x} <- {src}", Ctx("V", centre=VB(x, se))
+
+    def ectx(self, d: int, need_verts: bool = False) -> tuple[str, Ctx]:
+        src, se = self.esource(d)
+        u, e, v = self.fresh("u"), self.fresh("e"), self.fresh("w")
+        form = "uev" if need_verts else self.pick(["uev", "uev", "uv", "e"])
+        ev = se if se != "bool" else None
+        if form == "uev":
+            return f"({u}, {e}, {v}) <- {src}", Ctx("E", verts=(VB(u, "vid"), VB(v, "vid")), edge=e, edge_value=ev)
+        if form == "uv":
+            return f"({u}, {v}) <- {src}", Ctx("E", verts=(VB(u, "vid"), VB(v, "vid")))
+        return f"{e} <- {src}", Ctx("E", edge=e, edge_value=ev)
+
+    def quals(self, gen: str, ctx: Ctx, d: int) -> str:
+        return ", ".join([gen, *self.filters(ctx, d)])
+
+    def comprehension(self, kind: str, elem: str, d: int, simple: bool = False) -> str:
+        if kind == "vertex":
+            g, ctx = self.vctx(0 if simple else d)
+        else:
+            g, ctx = self.ectx(0 if simple else d)
+        head = self.gen(ctx, "local", elem, 0 if simple else d - 1)
+        q = g if simple else self.quals(g, ctx, d)
+        return f"{{ {head} | {q} }}"
+
+    def union(self, d: int) -> str:
+        if self.chance(0.5):
+            g, ctx = self.vctx(d)
+            x = ctx.centre.name
+            if self.chance(0.5):
+                heads = x
+            else:
+                ps = [self.gen(ctx, "local", "vid", d - 1) for _ in range(self.rng.randint(1, 2))]
+                heads = f"[{', '.join([x, *ps])}]" if self.chance(0.5) else (ps[0] if len(ps) == 1
+                                                                              else f"[{', '.join(ps)}]")
+            return f"union [ {heads} | {self.quals(g, ctx, d)} ]"
+        g, ctx = self.ectx(d, need_verts=True)
+        u, v = (b.name for b in ctx.verts)
+        parts = self.rng.choice([[u, v], [u], [v], [u, "P"], ["P"]])
+        parts = [self.gen(ctx, "local", "vid", d - 1) if p == "P" else p for p in parts]
+        heads = parts[0] if len(parts) == 1 and self.chance(0.5) else f"[{', '.join(parts)}]"
+        return f"union [ {heads} | {self.quals(g, ctx, d)} ]"
+
+    # ---- remote reads
+
+    def vid_index(self, ctx: Ctx, d: int) -> str:
+        """A vid-valued index that is not a bare binder (so `G[p]` is a remote read)."""
+        kind = "scalar" if ctx.dom == "T" else "local"
+        p = self.gen(ctx, kind, "vid", d - 1)
+        if any(p == b.name for b in ctx.vbinders) or p == ctx.edge:
+            p = f"max({p}, (-1))"  # a bare binder would read the graph AT that element instead
+        return p
+
+    def remote(self, ctx: Ctx, kind: str, elem: str, d: int) -> str | None:
+        if ctx.dom == "A" or self.macro_mode:
+            return None
+        base = self.tgraph("vertex", elem, d - 1) if self.chance(0.4) else None
+        if base is None:
+            vs = self.vars_of(Ty("vertex", elem))
+            base = self.pick(vs) if vs else ("id" if elem == "vid" else self.tgraph("vertex", elem, d - 1))
+        if kind in ("vertex", "edge"):  # at top level: G[P] with P a vid graph of that kind
+            idx = self.gen(TOP, kind, "vid", d - 1)
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", idx):
+                idx = f"({idx})"
+        else:
+            idx = self.vid_index(ctx, d)
+        return f"{base}[{idx}]"
+
+    # ---- aggregations
+
+    def small_int(self, ctx: Ctx, d: int) -> str:
+        """A small int head (sums stay far from overflow)."""
+        r = self.rng.random()
+        if r < 0.3:
+            return self.lit("int")
+        if r < 0.55:
+            return f"int({self.gen(ctx, 'local', 'bool', d - 1)})"
+        if r < 0.65:
+            return self.gen(ctx, "local", "bool", d - 1)  # sum over bools counts the trues
+        return f"({self.gen(ctx, 'local', self.pick(['int', 'vid']), d - 1)} % {self.pick(['2', '3', '5'])})"
+
+    def agg_body(self, ctx: Ctx, elem: str, d: int, vertex_gen: bool) -> tuple[str, str] | None:
+        """(op, head) of an aggregation producing `elem`, with the head generated in `ctx`."""
+        if elem == "bool":
+            return self.pick(["and", "or"]), self.gen(ctx, "local", "bool", d - 1)
+        if elem == "int":
+            op = self.pick(["sum", "sum", "count", "min", "max"])
+            if op == "sum":
+                return op, self.small_int(ctx, d)
+            if op == "count":
+                return op, self.gen(ctx, "local", self.pick(ELEMS), d - 2)
+            return op, self.gen(ctx, "local", "int", d - 1)
+        if elem == "float":
+            return self.pick(["min", "max"]), self.gen(ctx, "local", "float", d - 1)
+        # vid
+        if vertex_gen and self.chance(0.7):
+            return self.pick(["argmin", "argmax"]), self.gen(ctx, "local", self.pick(["int", "float"]), d - 1)
+        return self.pick(["min", "max"]), self.gen(ctx, "local", "vid", d - 1)
+
+    def wrap_agg(self, op: str, elem: str, text: str) -> str:
+        if op == "max" and elem == "float":
+            return f"max({text}, {self.pick(['(-1000.0)', '0.0', '(-1.5)'])})"  # an empty max is -inf
+        if op in ("min", "max") and elem == "int" and self.chance(0.6):
+            return f"min(max({text}, (-100)), 100)"  # the empty min/max is +-2^63
+        return text
+
+    def aggregation(self, ctx: Ctx, elem: str, d: int) -> str | None:
+        """A global aggregation (hoisted when nested) or a neighbourhood aggregation."""
+        if self.macro_mode:
+            return None
+        centres: list[tuple[VB, str | None]] = []
+        if ctx.dom == "V":
+            centres.append((ctx.centre, ctx.centre.value))
+        elif ctx.dom == "E":
+            centres += [(b, "bool") for b in ctx.verts]  # hoisted: computed for all vertices first
+        elif ctx.dom == "A":
+            centres.append((ctx.nbr, ctx.nbr.value))
+        if centres and self.chance(0.6):
+            centre, val = self.pick(centres)
+            return self.nbr_agg(centre, val, elem, d)
+        if self.chance(0.7) or elem == "vid":
+            g, inner = self.vctx(d)
+            vgen = True
+        else:
+            g, inner = self.ectx(d)
+            vgen = False
+        body = self.agg_body(inner, elem, d, vgen)
+        if body is None:
+            return None
+        op, head = body
+        return self.wrap_agg(op, elem, f"{op} [ {head} | {self.quals(g, inner, d)} ]")
+
+    def nbr_agg(self, centre: VB, val: str | None, elem: str, d: int) -> str:
+        u = self.fresh("y")
+        e = self.fresh("f") if self.chance(0.4) else None
+        kw = "outnvals" if self.chance(0.25) else "nvals"
+        pat = f"({u}, {e})" if e else u
+        inner = Ctx("A", centre=VB(centre.name, val), nbr=VB(u, val), edge=e, edge_value=None)
+        op, head = self.agg_body(inner, elem, d, True)
+        return self.wrap_agg(op, elem, f"{op} [ {head} | {self.quals(f'{pat} <- {kw} {centre.name}', inner, d)} ]")
+
+    def avg_bool(self, ctx: Ctx, d: int) -> str:
+        """`avg [...] OP c`: an avg is only compared (an empty avg is NaN; every comparison is false)."""
+        if ctx.dom == "V" and self.chance(0.6):
+            u = self.fresh("y")
+            inner = Ctx("A", centre=ctx.centre, nbr=VB(u, ctx.centre.value))
+            g = f"{u} <- {self.pick(['nvals', 'outnvals'])} {ctx.centre.name}"
+        else:
+            g, inner = self.vctx(d)
+        head = f"({self.gen(inner, 'local', self.pick(['int', 'vid']), d - 1)} % {self.pick(['3', '4'])})"
+        return f"(avg [ {head} | {self.quals(g, inner, d)} ] {self.pick(['<', '>=', '>'])} {self.pick(['1.0', '0.5'])})"
+
+    # ---- functions
+
+    def call_fn(self, ctx: Ctx, kind: str, elem: str, d: int) -> str | None:
+        """A call of a whole-graph function returning (kind, elem) (top level only), or of a macro."""
+        if ctx.dom == "T" and kind in ("scalar", "vertex", "edge"):
+            cands = [f for f in self.fns if not f.macro and f.result == Ty(kind, elem) and self.callable(f)]
+            if cands and self.chance(0.7):
+                f = self.pick(cands)
+                self.calling.append(f.name)
+                try:
+                    args = [self.gen(ctx, t.kind, t.elem, d - 1) for _, t in f.params]
+                finally:
+                    self.calling.pop()
+                return f"{f.name}({', '.join(args)})"
+        return self.call_macro(ctx, kind, elem, d)
+
+    def call_macro(self, ctx: Ctx, kind: str, elem: str, d: int) -> str | None:
+        cands = [f for f in self.fns if f.macro and f.result.elem == elem and f.used and self.callable(f)]
+        if not cands:
+            return None
+        f = self.pick(cands)
+        if kind in ("vertex", "edge"):
+            gparam = self.pick(sorted(f.used))
+            kinds = [kind if (p == gparam or (p in f.used and self.chance(0.4))) else "scalar" for p, _ in f.params]
+        else:
+            kinds = [kind] * len(f.params)
+        self.calling.append(f.name)
+        try:
+            args = [self.gen(ctx, k, t.elem, d - 1) for (_, t), k in zip(f.params, kinds)]
+        finally:
+            self.calling.pop()
+        return f"{f.name}({', '.join(args)})"
+
+    def callable(self, f: GraphFn) -> bool:
+        """Known bug B2: `f(f(x))` is rejected as recursion; avoid a call inside its own arguments."""
+        return not (self.avoid_known and f.name in self.calling)
+
+    def gen_function(self) -> str:
+        macro = self.chance(0.5)
+        name = self.fresh("fn")
+        params: list[tuple[str, Ty]] = []
+        for _ in range(self.rng.randint(1, 3)):
+            if macro:
+                t = Ty("scalar", self.pick(ELEMS))
+            else:
+                t = Ty(self.pick(["scalar", "vertex", "vertex", "edge"]), self.pick(ELEMS))
+            params.append((self.fresh("q"), t))
+        result = Ty("scalar" if macro else self.pick(["scalar", "vertex", "vertex", "edge"]), self.pick(ELEMS))
+        saved_scope, saved_counters = self.scope, self.counters
+        self.scope = {p: t for p, t in params}
+        self.counters = set()
+        self.macro_mode, self.in_fn = macro, True
+        try:
+            body = self.gen(TOP, result.kind, result.elem, self.rng.randint(1, 3))
+        finally:
+            self.scope, self.counters = saved_scope, saved_counters
+            self.macro_mode, self.in_fn = False, False
+        used = {p for p, _ in params if re.search(rf"\b{p}\b", body)}
+        self.fns.append(GraphFn(name, params, result, macro, used))
+        return f"{name}({', '.join(p for p, _ in params)}) = {body};"
+
+    # ---------------------------------------------------------------- statements
+
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append("  " * depth + text)
+
+    def assignable(self) -> list[str]:
+        return [n for n in self.scope if n not in self.counters and n not in dict(self.params)]
+
+    def new_var(self, depth: int) -> None:
+        kind = self.pick(["scalar", "scalar", "vertex", "vertex", "vertex", "edge", "edge"])
+        elem = self.pick(ELEMS)
+        ty = Ty(kind, elem)
+        prefix = {"scalar": "c", "vertex": "S" if elem == "bool" else "G", "edge": "M" if elem == "bool" else "H"}
+        name = self.fresh(prefix[kind])
+        d = self.rng.randint(1, self.MAX_DEPTH)
+        if kind != "scalar" and self.chance(0.08):  # a scalar broadcast into an annotated graph
+            ann = f" : {ty.ann(self.rng)}"
+            value = self.gen(TOP, "scalar", elem, d)
+        else:
+            ann = f" : {ty.ann(self.rng)}" if self.chance(0.2) else ""
+            value = self.gen(TOP, kind, elem, d)
+        self.emit(depth, f"{name}{ann} = {value};")
+        self.scope[name] = ty
+        self.all_names[name] = ty
+
+    def reassign(self, depth: int, name: str | None = None) -> bool:
+        names = self.assignable()
+        if not names:
+            return False
+        name = name or self.pick(names)
+        ty = self.scope[name]
+        d = self.rng.randint(1, self.MAX_DEPTH)
+        if ty.kind != "scalar" and self.chance(0.1):
+            value = self.gen(TOP, "scalar", ty.elem, d)  # broadcast
+        elif ty.kind == "vertex" and ty.elem == "bool" and self.chance(0.4):
+            op = self.pick(["\\", "&&", "||"])
+            value = f"{name} {op} {self.gen(TOP, 'vertex', 'bool', d)}"
+        else:
+            value = self.gen(TOP, ty.kind, ty.elem, d)
+        self.emit(depth, f"{name} = {value};")
+        return True
+
+    def block(self, depth: int, n: int, loop_level: int) -> None:
+        for _ in range(n):
+            self.statement(depth, loop_level)
+
+    def statement(self, depth: int, loop_level: int) -> None:
+        r = self.rng.random()
+        if r < 0.45 or not self.assignable():
+            self.new_var(depth)
+        elif r < 0.72:
+            self.reassign(depth)
+        elif r < 0.86 and depth < 3:
+            self.if_stmt(depth, loop_level)
+        elif loop_level < 2 and depth < 3:
+            self.while_stmt(depth, loop_level)
+        else:
+            self.reassign(depth)
+
+    def scoped(self, fn: Callable[[], None]) -> None:
+        """Run fn with a copy of the scope (variables first assigned inside do not escape)."""
+        saved = dict(self.scope)
+        fn()
+        self.scope = saved
+
+    def if_stmt(self, depth: int, loop_level: int) -> None:
+        c = self.gen(TOP, "scalar", "bool", self.rng.randint(1, 2))
+        then = self.pick(["", "then "])
+        self.emit(depth, f"if ({c}) {then}{{")
+        self.scoped(lambda: self.block(depth + 1, self.rng.randint(1, 3), loop_level))
+        r = self.rng.random()
+        if r < 0.4:
+            self.emit(depth, "}")
+        elif r < 0.85:
+            self.emit(depth, "} else {")
+            self.scoped(lambda: self.block(depth + 1, self.rng.randint(1, 2), loop_level))
+            self.emit(depth, "}")
+        else:
+            c2 = self.gen(TOP, "scalar", "bool", 1)
+            self.emit(depth, f"}} else if ({c2}) {{")
+            self.scoped(lambda: self.block(depth + 1, 1, loop_level))
+            self.emit(depth, "} else {")
+            self.scoped(lambda: self.block(depth + 1, 1, loop_level))
+            self.emit(depth, "}")
+
+    def while_stmt(self, depth: int, loop_level: int) -> None:
+        i = self.fresh("i")
+        k = self.rng.randint(1, 4 if loop_level == 0 else 2)
+        self.emit(depth, f"{i} = 0;")
+        self.scope[i] = Ty("scalar", "int")
+        self.all_names[i] = Ty("scalar", "int")
+        self.counters.add(i)
+        cond = f"{i} < {k}"
+        sets = [n for n in self.vars_of(Ty("vertex", "bool")) if n in self.assignable()]
+        shrink = None
+        r = self.rng.random()
+        if sets and r < 0.35:
+            shrink = self.pick(sets)
+            cond = f"{shrink} != empty && {cond}" if self.chance(0.5) else f"{cond} && ({shrink} != empty)"
+        elif r < 0.55:
+            cond = f"{cond} && {self.gen(TOP, 'scalar', 'bool', 1)}"
+        self.emit(depth, f"while ({cond}) {{")
+
+        def body() -> None:
+            if shrink:
+                self.emit(depth + 1, f"{shrink} = {shrink} \\ {self.gen(TOP, 'vertex', 'bool', 2)};")
+            self.block(depth + 1, self.rng.randint(1, 3), loop_level + 1)
+            self.emit(depth + 1, f"{i} = {i} + 1;")
+
+        self.scoped(body)
+        self.emit(depth, "}")
+
+    def return_stmt(self, depth: int) -> None:
+        vals: list[str] = []
+        names = [n for n in self.scope if n not in self.counters]
+        self.rng.shuffle(names)
+        vals += names[: self.rng.randint(1, 3)]
+        if not vals or self.chance(0.4):
+            kind = self.pick(["scalar", "vertex", "edge"])
+            elem = self.pick(ELEMS)
+            e = self.gen(TOP, kind, elem, 2)
+            if self.avoid_known and kind == "edge" and elem == "float":
+                e = f"max({e}, 0.0)"  # known bug B1: returning `Weight` itself crashes code generation
+            vals.append(e)
+        self.emit(depth, f"return {', '.join(vals)};")
+
+    # ---------------------------------------------------------------- whole program
+
+    def program(self) -> GenProgram:
+        r = self.rng
+        fn_lines = [self.gen_function() for _ in range(r.choice([0, 0, 1, 1, 2, 3]))]
+        for pname, elem in (("pk", "int"), ("pr", "vid"), ("pt", "float"), ("pb", "bool")):
+            if self.chance(0.3):
+                self.params.append((pname, elem))
+                self.scope[pname] = Ty("scalar", elem)
+        n = r.randint(2, 7)
+        for j in range(n):
+            self.statement(1, 0)
+            if j == n // 2 and self.chance(0.08):  # an early return under a condition
+                self.emit(1, f"if ({self.gen(TOP, 'scalar', 'bool', 1)}) {{")
+                self.scoped(lambda: self.return_stmt(2))
+                self.emit(1, "}")
+        self.return_stmt(1)
+        head = f"main({', '.join(f'{p}: {e}' for p, e in self.params)}) {{"
+        proc = [head, *self.lines, "}"]
+        if fn_lines and self.chance(0.5):
+            text = "\n".join([*fn_lines, *proc])
+        else:
+            text = "\n".join([*proc, *fn_lines])
+        if self.chance(0.1):  # a second procedure (must compile too; `main` is the entry)
+            text += "\naux(z: int) {\n  w = z + 1;\n  return w;\n}"
+        if self.chance(0.1):
+            text = "// generated by tests/fuzzgen.py\n" + text.replace("\n  return", "\n  /* out */ return", 1)
+        return GenProgram(self.seed, text + "\n", list(self.params))
+
+
+def generate(seed: int) -> GenProgram:
+    """A random well-typed program for `seed` (deterministic)."""
+    for attempt in range(20):
+        try:
+            return ProgramGenerator(seed * 1000 + attempt).program() if attempt else ProgramGenerator(seed).program()
+        except _Budget:
+            continue
+    raise RuntimeError(f"seed {seed}: could not generate a program within the size budget")
+
+
+# =====================================================================================
+# Graphs
+# =====================================================================================
+
+
+@dataclass
+class TestGraph:
+    name: str
+    directed: bool
+    edges: list[tuple[int, int, float]]  # self-loops give isolated vertices
+    graph: Graph
+
+    def edge_list_text(self) -> str:
+        return "".join(f"{a} {b} {w!r}\n" for a, b, w in self.edges)
+
+
+def random_graphs(seed: int, count: int = 3) -> list[TestGraph]:
+    """Small random graphs: undirected and directed, non-contiguous IDs, isolated vertices, weights."""
+    rng = random.Random(seed)
+    out = []
+    for j in range(count):
+        directed = j % 2 == 1
+        n = rng.choice([1, 2, 4, 6, 8, 11, 14]) if j != 0 else rng.randint(6, 14)
+        ids = sorted(rng.sample(range(0, 60 + 10 * n), n))
+        m = rng.randint(0, 2 * n) if n > 1 else 0
+        edges = []
+        for _ in range(m):
+            a, b = rng.sample(ids, 2)
+            edges.append((a, b, rng.choice([0.0, 0.5, 1.0, 1.5, 2.0, 3.25, 7.0])))
+        touched = {x for a, b, _ in edges for x in (a, b)}
+        edges += [(x, x, 1.0) for x in ids if x not in touched]  # isolated vertices
+        src = [a for a, _, _ in edges]
+        dst = [b for _, b, _ in edges]
+        w = [c for _, _, c in edges]
+        name = f"g{j}-{'dir' if directed else 'und'}"
+        g = build_graph(np.array(src, np.int64), np.array(dst, np.int64), np.array(w, np.float64),
+                        directed=directed, name=name)
+        out.append(TestGraph(name, directed, edges, g))
+    return out
+
+
+# =====================================================================================
+# The differential oracle
+# =====================================================================================
+
+
+@dataclass
+class Failure:
+    kind: str  # compile-error | crash | runtime-error | mismatch | mpi-mismatch | mpi-error | robust
+    config: str
+    detail: str
+    graph: str = ""
+
+    def signature(self) -> tuple[str, str]:
+        return (self.kind, self.config.split("/")[0])
+
+    def __str__(self) -> str:
+        g = f" on {self.graph}" if self.graph else ""
+        return f"[{self.kind}] {self.config}{g}: {self.detail}"
+
+
+def _canon(values: list[dict]) -> str:
+    return json.dumps(values, sort_keys=True)
+
+
+def _short(s: str, n: int = 600) -> str:
+    return s if len(s) <= n else s[: n // 2] + " ... " + s[-n // 2:]
+
+
+def _first_diff(a: list[dict], b: list[dict]) -> str:
+    if len(a) != len(b):
+        return f"{len(a)} values vs {len(b)}"
+    for x, y in zip(a, b):
+        if _canon([x]) != _canon([y]):
+            name = x.get("name")
+            vx, vy = x.get("value"), y.get("value")
+            if isinstance(vx, dict) and isinstance(vy, dict):
+                keys = [k for k in sorted(set(vx) | set(vy), key=str) if vx.get(k) != vy.get(k)]
+                return f"`{name}` differs at ids {keys[:8]}: " + ", ".join(
+                    f"{k}: {vx.get(k)!r} vs {vy.get(k)!r}" for k in keys[:4])
+            return f"`{name}`: {_short(json.dumps(vx), 300)} vs {_short(json.dumps(vy), 300)}"
+    return "?"
+
+
+def _exc_text(exc: BaseException) -> str:
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    for fr in reversed(tb):
+        if "/g2pl/" in fr.filename or fr.filename.startswith("<g2pl"):
+            where = f" at {Path(fr.filename).name}:{fr.lineno} ({fr.name})"
+            break
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def run_configs(source: str, graphs: list[TestGraph], args: list[dict], seed: int = 0,
+                configs=CONFIGS, file: str = "fuzz.g2pl") -> tuple[list[Failure], dict[str, Any]]:
+    """Compile `source` under every configuration and run it on every graph; compare to -O0.
+
+    Returns (failures, info) where info has `compiled` (bool), `outcomes` (config -> per-graph
+    results) and `codes` (number of distinct generated modules).
+    """
+    failures: list[Failure] = []
+    outcomes: dict[str, list[tuple[str, Any]]] = {}
+    by_code: dict[str, list[tuple[str, Any]]] = {}
+    compiled_any = False
+    for label, opt, disable in configs:
+        try:
+            prog = g2pl.compile(source, opt=opt, disable=disable, file=file)
+            code = prog.python("main" if "main" in prog.procedures else None)
+            compiled_any = True
+        except G2PLError as e:
+            outcomes[label] = [("compile-error", e.render())] * len(graphs)
+            continue
+        except Exception as e:  # noqa: BLE001 - a crash of the compiler is a finding
+            outcomes[label] = [("crash", "compile: " + _exc_text(e))] * len(graphs)
+            continue
+        if code in by_code:  # identical generated module: identical results
+            outcomes[label] = by_code[code]
+            continue
+        res = []
+        for tg, a in zip(graphs, args):
+            try:
+                r = prog.run(tg.graph, args=a, seed=seed, entry="main" if "main" in prog.procedures else None)
+                res.append(("ok", r.values))
+            except G2PLError as e:
+                res.append(("runtime-error", e.render()))
+            except Exception as e:  # noqa: BLE001
+                res.append(("crash", "run: " + _exc_text(e)))
+        outcomes[label] = by_code[code] = res
+    ref_label = configs[0][0]
+    ref = outcomes[ref_label]
+    for label, _, _ in configs:
+        out = outcomes[label]
+        for gi, tg in enumerate(graphs):
+            st, val = out[gi]
+            if st != "ok":
+                if st == "compile-error" and label != ref_label and ref[gi][0] == "compile-error" \
+                        and ref[gi][1] == val:
+                    continue  # reported once, for the reference configuration
+                if st != "compile-error" and ref[gi] == out[gi] and label != ref_label:
+                    continue
+                failures.append(Failure(st, label, _short(val, 1500), tg.name))
+                if st == "compile-error":
+                    break
+                continue
+            rst, rval = ref[gi]
+            if rst != "ok":
+                continue  # the reference failed: reported above
+            if _canon(val) != _canon(rval):
+                failures.append(Failure("mismatch", f"{label} vs {ref_label}", _first_diff(rval, val), tg.name))
+    info = {"compiled": compiled_any and all(o[0][0] != "compile-error" for o in outcomes.values()),
+            "outcomes": outcomes, "codes": len(by_code)}
+    return failures, info
+
+
+def differential(prog: GenProgram | str, graphs: list[TestGraph] | None = None, seed: int = 0,
+                 configs=CONFIGS) -> tuple[list[Failure], dict[str, Any]]:
+    """The 1-rank differential oracle for a generated program (or source text) on small graphs."""
+    if isinstance(prog, str):
+        src, params, pseed = prog, params_of(prog), seed
+    else:
+        src, params, pseed = prog.source, prog.params, prog.seed
+    graphs = graphs if graphs is not None else random_graphs(pseed)
+    rng = random.Random(pseed ^ 0x5EED)
+    args = [make_args(params, tg.graph, rng) for tg in graphs]
+    failures, info = run_configs(src, graphs, args, seed=pseed % 1000, configs=configs)
+    info["args"] = args
+    info["graphs"] = graphs
+    return failures, info
+
+
+# ---- two ranks
+
+
+def mpi_command() -> list[str] | None:
+    """How to start `g2pl` with MPI from here, or None (skip the 2-rank part).
+
+    `G2PL_FUZZ_G2PL` may name a `g2pl` executable (e.g. /tmp/vm/bin/g2pl); otherwise this Python
+    is used when it has mpi4py and `find_mpiexec()` finds mpiexec.
+    """
+    exe = os.environ.get("G2PL_FUZZ_G2PL")
+    if exe:
+        return [exe] if Path(exe).exists() else None
+    from g2pl.runtime.launch import find_mpiexec
+
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return None
+    if find_mpiexec() is None:
+        return None
+    return [sys.executable, "-m", "g2pl.cli"]
+
+
+def run_mpi(source: str, tg: TestGraph, args: dict, seed: int, cmd: list[str], np_: int = 2,
+            extra: tuple[str, ...] = (), timeout: float = 120) -> tuple[str, Any]:
+    """Run `g2pl run --np N` on an edge-list file: ("ok", values) or (status, message)."""
+    with tempfile.TemporaryDirectory(prefix="g2plfuzz") as td:
+        tdp = Path(td)
+        prog = tdp / "prog.g2pl"
+        prog.write_text(source)
+        gpath = tdp / "graph.txt"
+        gpath.write_text(tg.edge_list_text())
+        out = tdp / "out.json"
+        argv = [*cmd, "run", str(prog), "--graph", str(gpath), "--np", str(np_), "--output", str(out),
+                "--seed", str(seed), "--quiet", "--entry", "main", *extra]
+        if tg.directed:
+            argv.append("--directed")
+        for k, v in args.items():
+            argv += ["--arg", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]
+        env = os.environ.copy()
+        env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=td)
+        except subprocess.TimeoutExpired:
+            return "mpi-error", f"timed out after {timeout} s"
+        if p.returncode != 0 or not out.exists():
+            return "mpi-error", f"exit {p.returncode}: {_short(p.stderr.strip(), 1500)}"
+        return "ok", json.loads(out.read_text())["values"]
+
+
+def mpi_check(prog: GenProgram | str, cmd: list[str], info: dict[str, Any], which: int = 0,
+              opt_label: str = "O2") -> list[Failure]:
+    """Compare `g2pl run --np 2` (config `opt_label`) with the 1-rank result of the same config."""
+    src = prog if isinstance(prog, str) else prog.source
+    seed = (prog.seed if not isinstance(prog, str) else 0) % 1000
+    tg = info["graphs"][which]
+    args = info["args"][which]
+    one = info["outcomes"].get(opt_label)
+    if one is None or one[which][0] != "ok":
+        return []
+    opt = dict((lbl, (o, d)) for lbl, o, d in CONFIGS)[opt_label]
+    extra = (f"-O{opt[0]}", *(x for p in opt[1] for x in ("--disable-pass", p)))
+    st, val = run_mpi(src, tg, args, seed, cmd, extra=extra)
+    if st != "ok":
+        return [Failure("mpi-error", f"np2 {opt_label}", val, tg.name)]
+    if _canon(val) != _canon(one[which][1]):
+        return [Failure("mpi-mismatch", f"np2 {opt_label} vs np1 {opt_label}", _first_diff(one[which][1], val),
+                        tg.name)]
+    return []
+
+
+# =====================================================================================
+# Minimization (delta debugging over lines) and regression files
+# =====================================================================================
+
+
+def _ddmin(lines: list[str], test: Callable[[list[str]], bool]) -> list[str]:
+    n = 2
+    while len(lines) >= 2:
+        chunk = max(1, len(lines) // n)
+        reduced = False
+        for start in range(0, len(lines), chunk):
+            cand = lines[:start] + lines[start + chunk:]
+            if cand and test(cand):
+                lines = cand
+                n = max(n - 1, 2)
+                reduced = True
+                break
+        if not reduced:
+            if chunk == 1:
+                break
+            n = min(len(lines), n * 2)
+    return lines
+
+
+def _blocks(lines: list[str]) -> list[tuple[int, int]]:
+    """(start, end) of every `... {` line through its matching `}` line."""
+    out = []
+    stack: list[int] = []
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if s.startswith("}") and stack:
+            start = stack.pop()
+            if not s.endswith("{"):
+                out.append((start, i))
+            else:
+                stack.append(start)
+        elif s.endswith("{"):
+            stack.append(i)
+    return out
+
+
+def _split_top(s: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts]
+
+
+def minimize(source: str, still_fails: Callable[[str], bool], budget: int = 300) -> str:
+    """Shrink `source` while `still_fails(text)` holds: whole blocks, lines (ddmin), returned values."""
+    calls = [0]
+
+    def test(lines: list[str]) -> bool:
+        if calls[0] >= budget:
+            return False
+        calls[0] += 1
+        try:
+            return still_fails("\n".join(lines) + "\n")
+        except Exception:  # noqa: BLE001
+            return False
+
+    lines = source.rstrip("\n").split("\n")
+    changed = True
+    while changed and calls[0] < budget:
+        changed = False
+        for a, b in sorted(_blocks(lines), key=lambda t: t[0] - t[1]):
+            if b < len(lines) and test(lines[:a] + lines[b + 1:]):
+                lines = lines[:a] + lines[b + 1:]
+                changed = True
+                break
+        if changed:
+            continue
+        new = _ddmin(lines, test)
+        if len(new) < len(lines):
+            lines, changed = new, True
+            continue
+        for i, ln in enumerate(lines):  # drop returned values one at a time
+            m = re.match(r"(\s*(?:/\* out \*/ )?return )(.*);\s*$", ln)
+            if not m:
+                continue
+            vals = _split_top(m.group(2))
+            for j in range(len(vals)):
+                if len(vals) == 1:
+                    break
+                cand_vals = vals[:j] + vals[j + 1:]
+                cand = lines[:i] + [f"{m.group(1)}{', '.join(cand_vals)};"] + lines[i + 1:]
+                if test(cand):
+                    lines, changed = cand, True
+                    break
+            if changed:
+                break
+    return "\n".join(lines) + "\n"
+
+
+def failure_predicate(sig: tuple[str, str], graphs: list[TestGraph], params_seed: int,
+                      mpi_cmd: list[str] | None = None) -> Callable[[str], bool]:
+    """`text -> bool`: does `text` compile at -O0 and fail with the same (kind, config) signature?"""
+
+    def pred(text: str) -> bool:
+        rng = random.Random(params_seed ^ 0x5EED)
+        params = params_of(text)
+        args = [make_args(params, tg.graph, rng) for tg in graphs]
+        if sig[0] in ("mpi-mismatch", "mpi-error"):
+            fails, info = run_configs(text, graphs, args, seed=params_seed % 1000, configs=CONFIGS[2:3])
+            if fails or not info["compiled"] or mpi_cmd is None:
+                return False
+            info["graphs"], info["args"] = graphs, args
+            got = []
+            for gi in range(len(graphs)):
+                got += mpi_check(text, mpi_cmd, info, which=gi)
+            return any(f.kind == sig[0] for f in got)
+        fails, info = run_configs(text, graphs, args, seed=params_seed % 1000)
+        if sig[0] != "compile-error":
+            ref = info["outcomes"][CONFIGS[0][0]]
+            if any(st == "compile-error" for st, _ in ref):
+                return False
+        return any(f.signature() == sig for f in fails)
+
+    return pred
+
+
+def save_regression(source: str, failure: Failure, seed: int, directory: Path = REGRESSION_DIR,
+                    graph: TestGraph | None = None) -> Path:
+    """Write a failing program as `fuzz_<kind>_<seed>.g2pl` with a comment header saying what failed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    kind = re.sub(r"[^a-z0-9]+", "-", failure.kind)
+    path = directory / f"fuzz_{kind}_{seed}.g2pl"
+    header = [f"// fuzz seed {seed}: {failure.kind} in {failure.config}"
+              + (f" on {failure.graph}" if failure.graph else "")]
+    for line in _short(str(failure.detail), 900).splitlines()[:12]:
+        header.append(f"// {line}")
+    if graph is not None:
+        header.append(f"// graph ({'directed' if graph.directed else 'undirected'}; u v weight): "
+                      + "; ".join(f"{a} {b} {w!r}" for a, b, w in graph.edges[:40]))
+    path.write_text("\n".join(header) + "\n" + source)
+    return path
+
+
+def regression_graphs(text: str) -> list[TestGraph]:
+    """The standard graphs for a regression file, plus the one recorded in its header, if any."""
+    graphs = random_graphs(7, 3) + random_graphs(11, 2)
+    m = re.search(r"^// graph \((directed|undirected); u v weight\): (.*)$", text, re.M)
+    if m:
+        edges = []
+        for part in m.group(2).split(";"):
+            a, b, w = part.split()
+            edges.append((int(a), int(b), float(w)))
+        directed = m.group(1) == "directed"
+        g = build_graph(np.array([e[0] for e in edges], np.int64), np.array([e[1] for e in edges], np.int64),
+                        np.array([e[2] for e in edges]), directed=directed, name="recorded")
+        graphs.insert(0, TestGraph("recorded", directed, edges, g))
+    return graphs
+
+
+# =====================================================================================
+# Robustness: mutations of real programs, random text, malformed graph files
+# =====================================================================================
+
+TOKENS = (
+    "{", "}", "(", ")", "[", "]", ";", ",", "|", "<-", "=", "==", "!=", "<", "<=", ">", ">=", "+", "-", "*",
+    "/", "%", "\\", "!", "&&", "||", "?", ":", "in", "while", "if", "then", "else", "return", "nvals",
+    "outnvals", "procedure", "function", "sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg",
+    "count", "V", "E", "empty", "emptyE", "id", "Weight", "inf", "true", "false", "rand()", "x", "u", "v",
+    "e", "S", "X", "0", "1", "2.5", "1e-3", "99999999999999999999999", "vset", "eset", "vertex<int>",
+    "edge<float>", "int", "float", "vid", "bool", "//", "/*", "*/", "\n", " ", "\t", "rand", "abs", "sqrt",
+)
+ODD_CHARS = "\x00\x01\x7f\u00e9\u2028\u200b\ufeff\U0001F600\r\x0b\x0c$@#`'\"~^"
+_TOKEN_RE = re.compile(r"<-|==|!=|<=|>=|&&|\|\||[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\S")
+
+
+def program_corpus() -> list[tuple[str, str]]:
+    """(name, text) of every program in programs/, the spec-like examples and the regression files."""
+    out = [(p.name, p.read_text()) for p in sorted((ROOT / "programs").glob("*.g2pl"))]
+    if REGRESSION_DIR.is_dir():
+        out += [(p.name, p.read_text()) for p in sorted(REGRESSION_DIR.glob("*.g2pl"))]
+    return out
+
+
+def mutate(text: str, rng: random.Random, other: str | None = None, n_ops: int | None = None) -> str:
+    """Apply 1-4 random edits: character/token deletion, insertion, replacement, duplication,
+    swapping, truncation, splicing with `other`."""
+    for _ in range(n_ops or rng.randint(1, 4)):
+        op = rng.randrange(11)
+        toks = [(m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
+        if op == 0 and text:  # delete a character range
+            i = rng.randrange(len(text))
+            text = text[:i] + text[i + rng.randint(1, 3):]
+        elif op == 1:  # insert a character
+            i = rng.randint(0, len(text))
+            ch = rng.choice(ODD_CHARS) if rng.random() < 0.3 else chr(rng.randint(32, 126))
+            text = text[:i] + ch + text[i:]
+        elif op == 2 and text:  # replace a character
+            i = rng.randrange(len(text))
+            text = text[:i] + chr(rng.randint(32, 126)) + text[i + 1:]
+        elif op == 3 and toks:  # delete a token
+            a, b = rng.choice(toks)
+            text = text[:a] + text[b:]
+        elif op == 4:  # insert a token
+            i = rng.choice(toks)[rng.randrange(2)] if toks else 0
+            text = text[:i] + " " + rng.choice(TOKENS) + " " + text[i:]
+        elif op == 5 and toks:  # replace a token
+            a, b = rng.choice(toks)
+            text = text[:a] + rng.choice(TOKENS) + text[b:]
+        elif op == 6 and toks:  # duplicate a token span
+            a, _ = rng.choice(toks)
+            _, b = rng.choice(toks)
+            if a < b:
+                text = text[:b] + text[a:b] + text[b:]
+        elif op == 7 and len(toks) > 1:  # swap two tokens
+            (a1, b1), (a2, b2) = sorted(rng.sample(toks, 2))
+            text = text[:a1] + text[a2:b2] + text[b1:a2] + text[a1:b1] + text[b2:]
+        elif op == 8 and text:  # truncate
+            text = text[: rng.randrange(len(text))]
+        elif op == 9 and other:  # splice
+            i, j = rng.randint(0, len(text)), rng.randint(0, len(other))
+            text = text[:i] + other[j:]
+        elif op == 10 and toks:  # replace a name by another name of the program
+            names = [text[a:b] for a, b in toks if re.fullmatch(r"[A-Za-z_]\w*", text[a:b])]
+            if names:
+                a, b = rng.choice(toks)
+                text = text[:a] + rng.choice(names) + text[b:]
+    return text
+
+
+def random_text(rng: random.Random) -> str:
+    """Random token soup, sometimes wrapped in a procedure."""
+    toks = [rng.choice(TOKENS) for _ in range(rng.randint(0, 40))]
+    body = " ".join(toks)
+    if rng.random() < 0.5:
+        body = f"main() {{ {body} }}"
+    return body
+
+
+POS_RE = r"^{file}:(\d+):(\d+): error: \S"
+
+
+def check_robust(text: str, file: str = "mut.g2pl", run_graph: Graph | None = None) -> Failure | None:
+    """Compile `text` at -O2 and -O0: a Program, or a G2PLError rendered as `file:line:col: error: ...`
+    with the position inside the text. With `run_graph`, a program that compiles is also run
+    (max 60 supersteps): only G2PLErrors may come out. Returns a Failure or None."""
+    n_lines = max(1, len(text.splitlines()) + 1)
+    for opt in (2, 0):
+        try:
+            prog = g2pl.compile(text, opt=opt, file=file)
+        except G2PLError as e:
+            try:
+                msg = e.render()
+            except Exception as e2:  # noqa: BLE001
+                return Failure("robust", f"-O{opt} render", _exc_text(e2))
+            m = re.match(POS_RE.format(file=re.escape(file)), msg)
+            if not m:
+                return Failure("robust", f"-O{opt} position", f"error without `{file}:line:col`: {_short(msg, 400)}")
+            line, col = int(m.group(1)), int(m.group(2))
+            if not (1 <= line <= n_lines and col >= 1):
+                return Failure("robust", f"-O{opt} position", f"position {line}:{col} outside the text: "
+                               + _short(msg, 300))
+            if isinstance(e, g2pl.G2PLRuntimeError):
+                return Failure("robust", f"-O{opt} exit", "a compile error has runtime exit status 1: " + msg)
+            continue
+        except RecursionError as e:
+            return Failure("robust", f"-O{opt} crash", _exc_text(e))
+        except Exception as e:  # noqa: BLE001
+            return Failure("robust", f"-O{opt} crash", _exc_text(e))
+        if run_graph is not None and opt == 2:
+            f = _run_bounded(prog, run_graph)
+            if f is not None:
+                return f
+    return None
+
+
+def _run_bounded(prog, graph: Graph, seconds: float = 2.0) -> Failure | None:
+    import signal
+    import threading
+
+    entry = prog.procedures[0] if "main" not in prog.procedures else "main"
+    args = {}
+    for name, ty in prog.params(entry):
+        args[name] = {"bool": True, "int": 2, "float": 1.5, "vid": int(graph.ids[0]) if graph.n else -1}[ty.elem]
+
+    class _Timeout(Exception):
+        pass
+
+    def on_alarm(*_):
+        raise _Timeout
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    old = None
+    if main_thread:
+        old = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        prog.run(graph, args=args, entry=entry, max_supersteps=60)
+    except _Timeout:
+        return None  # a legitimately endless loop without supersteps
+    except G2PLError:
+        return None
+    except RecursionError as e:
+        return Failure("robust", "run crash", _exc_text(e))
+    except Exception as e:  # noqa: BLE001
+        return Failure("robust", "run crash", _exc_text(e))
+    finally:
+        if main_thread:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+    return None
+
+
+# ---- graph files
+
+
+@dataclass
+class GraphCase:
+    name: str
+    filename: str
+    data: bytes
+    line: int | None  # the line the error must name (None: no line required)
+    ok: bool = False  # True: the file is valid and must load
+
+
+def graph_file_cases() -> list[GraphCase]:
+    """Malformed (and a few tricky but valid) graph files."""
+    good = b"# ok\n1 2 0.5\n2 3 1.5\n3 1 2.0\n"
+    c = [
+        GraphCase("empty", "empty.txt", b"", None),
+        GraphCase("only-comments", "comments.txt", b"# nothing\n% here\n", None),
+        GraphCase("truncated-line", "trunc.txt", b"1 2\n3 4\n5", 3),
+        GraphCase("truncated-weight", "truncw.txt", b"1 2 0.5\n3 4 1.", None, ok=True),
+        GraphCase("binary", "bin.txt", bytes(range(256)) * 4, None),
+        GraphCase("nul-bytes", "nul.txt", b"1 2\n3\x004\n", 2),
+        GraphCase("non-utf8", "latin.txt", b"1 2\n3 4 # caf\xe9\n\xff\xfe 5\n", 3),
+        GraphCase("negative-id", "neg.txt", b"1 2\n-3 4\n", 2),
+        GraphCase("huge-id", "huge.txt", b"1 2\n99999999999999999999999 4\n", 2),
+        GraphCase("id-2^62", "big62.txt", b"1 2\n4611686018427387904 4\n", 2),
+        GraphCase("id-2^63", "big63.txt", b"1 2\n9223372036854775808 4\n", 2),
+        GraphCase("float-id", "fid.txt", b"1 2\n3.5 4\n", 2),
+        GraphCase("nan-weight", "nan.txt", b"1 2 1.0\n3 4 nan\n", 2),
+        GraphCase("inf-weight", "inf.txt", b"1 2 1.0\n3 4 inf\n", 2),
+        GraphCase("neg-inf-weight", "ninf.txt", b"1 2 -inf\n", 1),
+        GraphCase("negative-weight", "negw.txt", b"1 2 1.0\n2 3 0.5\n3 4 -2\n", 3),
+        GraphCase("word-weight", "ww.txt", b"1 2 heavy\n", 1),
+        GraphCase("too-many-columns", "cols.txt", b"1 2 3 4 5\n", 1),
+        GraphCase("one-column", "one.txt", b"1 2\n3\n", 2),
+        GraphCase("csv-bad", "bad.csv", b"1,2\n3,,4\n", 2),
+        GraphCase("csv-nan", "nan.csv", b"1,2,1.0\n2,3,NaN\n", 2),
+        GraphCase("tsv-huge", "huge.tsv", b"1\t2\n3\t1e400\n", 2),
+        GraphCase("crlf-ok", "crlf.txt", b"1 2\r\n2 3\r\n", None, ok=True),
+        GraphCase("valid", "good.el", good, None, ok=True),
+        GraphCase("mtx-empty", "e.mtx", b"", None),
+        GraphCase("mtx-bad-header", "h.mtx", b"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", 1),
+        GraphCase("mtx-truncated", "t.mtx", b"%%MatrixMarket matrix coordinate real general\n3 3 4\n1 2 1.0\n2 3 1.0\n",
+                  None),
+        GraphCase("mtx-out-of-range", "r.mtx", b"%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 9\n", 3),
+        GraphCase("mtx-nan", "n.mtx", b"%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 nan\n", 3),
+        GraphCase("mtx-negative-weight", "nw.mtx", b"%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 -1\n", 3),
+        GraphCase("mtx-zero-index", "z.mtx", b"%%MatrixMarket matrix coordinate pattern general\n3 3 1\n0 1\n", 3),
+        GraphCase("mtx-binary", "b.mtx", b"%%MatrixMarket\x00\xff\xfe", None),
+        GraphCase("npz-garbage", "g.npz", b"PK\x03\x04garbage", None),
+        GraphCase("npz-empty", "e.npz", b"", None),
+    ]
+    c += [_npz_case("npz-missing-dst", {"src": np.array([1, 2])}),
+          _npz_case("npz-negative", {"src": np.array([1, -2]), "dst": np.array([2, 3])}),
+          _npz_case("npz-float-ids", {"src": np.array([1.5, 2.0]), "dst": np.array([2.0, 3.0])}),
+          _npz_case("npz-nan-weight", {"src": np.array([1, 2]), "dst": np.array([2, 3]),
+                                       "weight": np.array([1.0, np.nan])}),
+          _npz_case("npz-inf-weight", {"src": np.array([1, 2]), "dst": np.array([2, 3]),
+                                       "weight": np.array([np.inf, 1.0])}),
+          _npz_case("npz-neg-weight", {"src": np.array([1, 2]), "dst": np.array([2, 3]),
+                                       "weight": np.array([1.0, -1.0])}),
+          _npz_case("npz-huge", {"src": np.array([1, 2**63 - 1]), "dst": np.array([2, 3])}),
+          _npz_case("npz-uint-huge", {"src": np.array([1, 2**64 - 1], np.uint64), "dst": np.array([2, 3], np.uint64)}),
+          _npz_case("npz-2d", {"src": np.array([[1, 2]]), "dst": np.array([[2, 3]])}),
+          _npz_case("npz-lengths", {"src": np.array([1, 2, 3]), "dst": np.array([2, 3])}),
+          _npz_case("npz-strings", {"src": np.array(["a", "b"]), "dst": np.array(["c", "d"])})]
+    return c
+
+
+def _npz_case(name: str, arrays: dict[str, np.ndarray]) -> GraphCase:
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return GraphCase(name, f"{name}.npz", buf.getvalue(), None)
+
+
+def check_graph_file(path: Path, line: int | None = None, ok: bool = False, directed: bool = False) -> str | None:
+    """Load `path`; None if it behaved (loaded when `ok`, else a G2PLError naming the file and `line`)."""
+    try:
+        g = g2pl.load_graph(str(path), directed=directed)
+    except G2PLError as e:
+        if ok:
+            return f"a valid file was rejected: {e.render()}"
+        msg = e.render()
+        if not msg.startswith(str(path)):
+            return f"the error does not start with the file name: {_short(msg, 300)}"
+        if line is not None and not msg.startswith(f"{path}:{line}:"):
+            return f"the error does not name line {line}: {_short(msg, 300)}"
+        if "Traceback" in msg:
+            return f"a traceback in the message: {_short(msg, 300)}"
+        return None
+    except Exception as e:  # noqa: BLE001
+        return f"not a G2PLError: {_exc_text(e)}"
+    if ok:
+        if not isinstance(g, Graph):
+            return "did not return a Graph"
+        return None
+    return f"loaded without an error ({g.summary()})"
+
+
+def check_graph_bytes(data: bytes, suffix: str, directory: Path) -> str | None:
+    """Random bytes as a graph file: a Graph, or a G2PLError naming the file; nothing else."""
+    path = directory / f"rand{suffix}"
+    path.write_bytes(data)
+    try:
+        g = g2pl.load_graph(str(path))
+    except G2PLError as e:
+        msg = e.render()
+        if not msg.startswith(str(path)):
+            return f"the error does not start with the file name: {_short(msg, 300)}"
+        m = re.match(re.escape(str(path)) + r":(\d+)", msg)
+        if m and int(m.group(1)) > data.count(b"\n") + 1:
+            return f"line {m.group(1)} is past the end of the file: {_short(msg, 200)}"
+        return None
+    except Exception as e:  # noqa: BLE001
+        return f"not a G2PLError: {_exc_text(e)}"
+    if not (isinstance(g, Graph) and g.n >= 0 and all(math.isfinite(x) and x >= 0 for x in g.weight.tolist())):
+        return "an invalid graph was accepted"
+    return None
+
+
+def regression_files() -> list[Path]:
+    return sorted(REGRESSION_DIR.glob("*.g2pl")) if REGRESSION_DIR.is_dir() else []
