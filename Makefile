@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 GRAPH ?= ws:100000:20:0.5
 SEED ?= 1
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -27,6 +27,10 @@ test: install
 
 lint: install
 	$(BIN)/ruff check g2pl tests
+
+# docs/cli.md is generated from the argument parsers (tests/test_ux.py checks it is current).
+docs: install
+	$(BIN)/python -c 'import sys; from g2pl.cli import cli_reference; sys.stdout.write(cli_reference())' > docs/cli.md
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

@@ -17,6 +17,7 @@ from g2pl.compiler import ir
 from g2pl.compiler.pipeline import PASS_NAMES, Compilation, compile_module
 from g2pl.errors import G2PLError
 from g2pl.graph import Graph, load_graph
+from g2pl.runtime.checkpoint import run_identity
 from g2pl.runtime.driver import execute
 
 __all__ = ["compile", "load_graph", "Program", "Result", "Graph", "parse_args"]
@@ -217,7 +218,8 @@ class Program:
 
     def run(self, graph: Graph | str | None, args: dict[str, Any] | None = None, backend: str = "numpy",
             seed: int = 0, entry: str | None = None, max_supersteps: int | None = None, directed: bool = False,
-            comm=None, renumber: str | None = None, progress=None) -> Result:
+            comm=None, renumber: str | None = None, progress=None, checkpoint: str | None = None,
+            checkpoint_every: int = 10, resume: str | None = None, time_limit: float | None = None) -> Result:
         """Run a procedure on a graph (a `Graph` or a file/generator spec).
 
         Under MPI (`comm` with several ranks) only rank 0 needs the graph and
@@ -225,7 +227,12 @@ class Program:
         `renumber="degree"` orders each rank's vertices by degree (locality);
         results are still reported by original ID.  `progress(stats, final)`, if given, is
         called after every superstep with this rank's running statistics (see `g2pl.progress`).
+        `checkpoint=DIR` saves the state every `checkpoint_every` supersteps; `resume=DIR`
+        continues a run from its last checkpoint (refused if the program, graph, arguments,
+        seed, rank count or optimization settings differ).
         """
+        if time_limit is not None and not time_limit > 0:
+            raise G2PLError(f"--time-limit {time_limit}: expected a positive number of seconds")
         if renumber not in (None, "degree"):
             raise G2PLError(f"unknown renumbering `{renumber}`; expected `degree`")
         if backend not in ("numpy", "cupy"):
@@ -238,9 +245,19 @@ class Program:
         rank = 0 if comm is None else comm.rank
         if isinstance(graph, str) and rank == 0:
             graph = load_graph(graph, directed=directed, seed=seed)
+        ckpt = None
+        if checkpoint is not None or resume is not None:
+            if checkpoint is not None and resume is not None and Path(checkpoint) != Path(resume):
+                raise G2PLError("--checkpoint and --resume name different directories; use one directory")
+            if checkpoint_every < 1:
+                raise G2PLError(f"--checkpoint-every {checkpoint_every}: expected a positive number")
+            ranks = 1 if comm is None else comm.size
+            ident = run_identity(self.module.source, name, "", argv, seed, ranks, self.opt, self.disable)
+            ckpt = {"dir": resume or checkpoint, "every": checkpoint_every, "resume": resume is not None,
+                    "identity": ident}
         values, stats = execute(self.load(name), graph, argv, seed=seed, max_supersteps=max_supersteps,
                                 comm=comm, backend=backend, opt=self.opt, entry=name, renumber=renumber,
-                                progress=progress)
+                                progress=progress, checkpoint=ckpt, time_limit=time_limit)
         return Result(name, values if values is not None else [], stats,
                       graph=graph if isinstance(graph, Graph) else None)
 

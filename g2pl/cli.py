@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +35,7 @@ def _add_opt_flags(p: argparse.ArgumentParser) -> None:
                    help="optimization level: -O0, -O1 or -O2 (default)")
     p.add_argument("--disable-pass", dest="disable", action="append", default=[], choices=PASS_CHOICES,
                    metavar="NAME", help=f"turn one optimizer pass off ({', '.join(PASS_CHOICES)})")
-    p.add_argument("--entry", help="procedure to use (default: the only one, or `main`)")
+    p.add_argument("--entry", metavar="NAME", help="procedure to use (default: the only one, or `main`)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
 
 
@@ -251,11 +252,15 @@ def _run(a: argparse.Namespace) -> int:
     if rank0 and not a.quiet:
         from g2pl.progress import Progress
 
-        progress = Progress(ranks=1 if comm is None else comm.size)
+        progress = Progress(ranks=1 if comm is None else comm.size, defer_final=True)
+    finished = False
     try:
         res = prog.run(graph, args=args, backend=a.backend, seed=a.seed, entry=entry,
                        max_supersteps=a.max_supersteps, comm=comm,
-                       renumber=None if a.renumber == "none" else a.renumber, progress=progress)
+                       renumber=None if a.renumber == "none" else a.renumber, progress=progress,
+                       checkpoint=a.checkpoint, checkpoint_every=a.checkpoint_every, resume=a.resume,
+                       time_limit=a.time_limit)
+        finished = True
     except G2PLError:
         raise  # every rank meets these alike (e.g. --max-supersteps)
     except Exception as exc:  # a failure on this rank alone: report it and stop every rank
@@ -271,7 +276,7 @@ def _run(a: argparse.Namespace) -> int:
         return 1
     finally:
         if progress is not None:
-            progress.close()
+            progress.close(ok=finished, totals=res.stats if finished and rank0 else None)
     if not rank0:
         return 0
     if a.output:
@@ -348,17 +353,26 @@ def g2pl_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="compile and run a program on a graph")
-    r.add_argument("program")
+    r.add_argument("program", help="the .g2pl program")
     r.add_argument("--graph", required=True,
                    help="edge list (.txt .el .tsv .csv), .mtx, .npz, or kron:SCALE[:EF] | ws:N:K:P | er:N:M")
     r.add_argument("--directed", action="store_true", help="keep edge direction (default: undirected)")
     r.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="procedure argument")
     r.add_argument("--np", type=int, default=1, metavar="N", help="number of MPI ranks")
-    r.add_argument("--backend", choices=("numpy", "cupy"), default="numpy")
+    r.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
+                   help="array backend (cupy is not available in this build)")
     r.add_argument("--renumber", choices=("none", "degree"), default="none",
                    help="order each rank's vertices by degree for locality (results keep original IDs)")
     r.add_argument("--seed", type=int, default=0, help="seed for generators and rand()")
-    r.add_argument("--max-supersteps", type=int, metavar="N")
+    r.add_argument("--max-supersteps", type=int, metavar="N",
+                   help="stop with an error (exit status 1) if the program needs more than N supersteps")
+    r.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="stop with an error (exit status 1) if the run takes longer than this")
+    r.add_argument("--checkpoint", metavar="DIR", help="save the run's state at superstep boundaries into DIR")
+    r.add_argument("--checkpoint-every", type=int, default=10, metavar="K",
+                   help="supersteps between checkpoints (default 10)")
+    r.add_argument("--resume", metavar="DIR",
+                   help="continue from the last checkpoint in DIR (same program, graph, arguments, seed, ranks)")
     r.add_argument("--output", metavar="FILE.json", help="write returned values as JSON")
     r.add_argument("--stats", metavar="FILE.json", help="write run statistics as JSON")
     r.add_argument("--show-plan", action="store_true", help="print a summary of the superstep plan")
@@ -370,19 +384,19 @@ def g2pl_parser() -> argparse.ArgumentParser:
     r.set_defaults(fn=_run)
 
     pl = sub.add_parser("plan", help="print the superstep plan")
-    pl.add_argument("program")
+    pl.add_argument("program", help="the .g2pl program")
     pl.add_argument("--dot", metavar="FILE.dot", help="also write the state machine as Graphviz dot")
     pl.add_argument("--svg", metavar="FILE.svg", help="also draw the state machine as SVG (needs Graphviz `dot`)")
     _add_opt_flags(pl)
     pl.set_defaults(fn=_plan)
 
     c = sub.add_parser("check", help="parse and type-check a program, reporting every error")
-    c.add_argument("program")
+    c.add_argument("program", help="the .g2pl program")
     c.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     c.set_defaults(fn=_check)
 
     e = sub.add_parser("explain", help="per source statement: where it runs, what it costs, what optimized it")
-    e.add_argument("program")
+    e.add_argument("program", help="the .g2pl program")
     _add_opt_flags(e)
     e.set_defaults(fn=_explain)
     return p
@@ -392,6 +406,91 @@ def g2pl_main(argv: list[str] | None = None) -> int:
     a = g2pl_parser().parse_args(argv)
     a.argv = list(sys.argv[1:] if argv is None else argv)
     return _guard(a.fn, a)
+
+
+# ---------------------------------------------------------------- docs/cli.md
+
+
+def _md(text: str) -> str:
+    """Text for a markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _usage_item(act: argparse.Action) -> str:
+    if not act.option_strings:
+        return act.metavar or act.dest.upper()
+    opt = max(act.option_strings, key=len)
+    if len(opt) == 2 and act.choices is not None:  # -O0|-O1|-O2
+        item = "|".join(f"{opt}{c}" for c in act.choices)
+    elif act.nargs == 0:
+        item = opt
+    else:
+        item = f"{opt} {_value(act)}"
+    if act.required:
+        return item
+    return f"[{item}]" + ("..." if isinstance(act, argparse._AppendAction) else "")
+
+
+def _value(act: argparse.Action) -> str:
+    if act.nargs == 0:
+        return ""
+    if act.metavar:
+        return str(act.metavar)
+    if act.choices is not None:
+        return "|".join(map(str, act.choices))
+    return act.dest.upper()
+
+
+def _section(title: str, p: argparse.ArgumentParser, blurb: str | None) -> list[str]:
+    acts = [a for a in p._actions if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]
+    items = [_usage_item(a) for a in acts if not a.option_strings] + [_usage_item(a) for a in acts if a.option_strings]
+    usage = textwrap.wrap(" ".join([p.prog] + items), 100, subsequent_indent=" " * (len(p.prog) + 1),
+                          break_on_hyphens=False, break_long_words=False)
+    out = [f"## `{title}`", "", blurb or p.description or "", "", "```", *usage, "```", "",
+           "| argument | value | default | description |", "|---|---|---|---|"]
+    for a in acts:
+        names = ", ".join(f"`{o}`" for o in a.option_strings) if a.option_strings else f"`{a.dest}`"
+        if len(a.option_strings) == 1 and len(a.option_strings[0]) == 2 and a.choices is not None:
+            names = ", ".join(f"`{a.option_strings[0]}{c}`" for c in a.choices)
+            value = ""
+        else:
+            value = f"`{_md(_value(a))}`" if _value(a) else ""
+        default = a.default
+        hidden = default is None or default is False or default == [] or default == argparse.SUPPRESS
+        shown = "" if hidden or not a.option_strings else f"`{default}`"
+        desc = a.help or ""
+        if a.choices is not None and a.metavar and not all(str(c) in desc for c in a.choices):
+            desc += f" (one of {', '.join(f'`{c}`' for c in a.choices)})"
+        if a.required and a.option_strings:
+            desc = "required; " + desc
+        out.append(f"| {names} | {value} | {shown} | {_md(desc)} |")
+    return out + [""]
+
+
+def cli_reference() -> str:
+    """docs/cli.md: every option of `g2plc` and each `g2pl` subcommand, from the parsers themselves."""
+    out = [
+        "# Command-line reference",
+        "",
+        "<!-- Generated from the argument parsers by `g2pl.cli.cli_reference()`; do not edit by hand.",
+        "     Rewrite it with `make docs`; tests/test_ux.py fails when it is out of date. -->",
+        "",
+        "Exit status of every command: 0 success, 1 runtime failure, 2 bad input (program, graph, arguments),",
+        "with one `error:` message on stderr naming the file (for program errors `FILE:LINE:COL`, the",
+        "source line and a caret); `--debug` adds the Python traceback. Results go to stdout; progress,",
+        "messages and errors to stderr. `-O0`, `-O1`, `-O2` select the optimization level (default `-O2`).",
+        "",
+    ]
+    out += _section("g2plc", g2plc_parser(), None)
+    g2pl = g2pl_parser()
+    out += ["## `g2pl`", "", g2pl.description or "", ""]
+    for act in g2pl._actions:
+        if isinstance(act, argparse._SubParsersAction):
+            helps = {c.dest: c.help for c in act._choices_actions}
+            out += [f"* [`g2pl {name}`](#g2pl-{name}): {helps.get(name) or ''}" for name in act.choices] + [""]
+            for name, sp in act.choices.items():
+                out += _section(f"g2pl {name}", sp, (helps.get(name) or "").capitalize() + ".")
+    return "\n".join(out).rstrip() + "\n"
 
 
 def _entry(fn: Callable[[list[str] | None], int]) -> None:  # pragma: no cover - console-script shim

@@ -68,8 +68,12 @@ def plot_stats(stats: dict, path: str | Path, title: str | None = None) -> None:
     if any(wire):
         ax_b.plot(xs, wire, color="#c44e52", marker="o", markersize=3, linewidth=1.2,
                   label="bytes between ranks")
+    else:
+        ax_b.plot([], [], " ", label="bytes between ranks: none" + (" (one rank)" if stats.get("ranks", 1) == 1
+                                                                     else ""))
     ax_b.set_title("bytes", fontsize=10)
-    ax_b.legend(fontsize=8, frameon=False, loc="upper right")
+    ax_b.set_ylim(bottom=0, top=max(rec + wire + [1]) * 1.35)  # headroom for the legend
+    ax_b.legend(fontsize=8, frameon=True, framealpha=0.9, edgecolor="none", loc="upper right")
     ax_a.step(xs, active, where="mid", color="#8172b3", linewidth=1.5)
     ax_a.fill_between(xs, active, step="mid", color="#8172b3", alpha=0.25)
     ax_a.set_title("active vertices", fontsize=10)

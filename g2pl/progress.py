@@ -29,12 +29,14 @@ class Progress:
 
     `live` forces terminal (True) or plain (False) mode; by default it is
     whether `stream` is a terminal.  `ranks > 1` marks the figures as rank 0's
-    share (the other ranks' counts reach rank 0 only at the end).  `clock` is
-    for tests.
+    share (the other ranks' counts reach rank 0 only at the end).  With
+    `defer_final`, the final line waits for `close(ok=True)`: a run stopped
+    after its last superstep (e.g. by --max-supersteps) then prints no "done"
+    line before its error.  `clock` is for tests.
     """
 
     def __init__(self, stream: TextIO | None = None, *, live: bool | None = None, interval: float = 1.0,
-                 ranks: int = 1, clock: Callable[[], float] = time.monotonic) -> None:
+                 ranks: int = 1, defer_final: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream if stream is not None else sys.stderr
         if live is None:
             isatty = getattr(self.stream, "isatty", None)
@@ -42,6 +44,8 @@ class Progress:
         self.live = live
         self.interval = interval
         self.ranks = ranks
+        self.defer_final = defer_final
+        self._final: str | None = None
         self.clock = clock
         self.t0 = clock()
         self.lines = 0  # plain lines printed (tests)
@@ -66,8 +70,9 @@ class Progress:
         now = self.clock()
         active = int(steps[-1].active) if steps else 0
         if final:
-            self._show(self.final_text(len(steps), now - self.t0), final=True)
-            self.close()
+            self._final = self.final_text(len(steps), now - self.t0)
+            if not self.defer_final:
+                self.close(ok=True)
             return
         if now - self._last_t < (0.1 if self.live else self.interval):
             return
@@ -84,10 +89,12 @@ class Progress:
         return (f"g2pl: superstep {supersteps}, {active:,} active vertices, {_si(rate)} messages/s, "
                 f"{elapsed:.1f} s{self._who()}")
 
-    def final_text(self, supersteps: int, elapsed: float) -> str:
-        rate = self._messages / elapsed if elapsed > 0 else 0.0
-        return (f"g2pl: done: {supersteps} supersteps, {self._messages:,} messages ({_si(rate)}/s), "
-                f"{elapsed:.2f} s{self._who()}")
+    def final_text(self, supersteps: int, elapsed: float, messages: int | None = None, who: str | None = None
+                   ) -> str:
+        messages = self._messages if messages is None else messages
+        rate = messages / elapsed if elapsed > 0 else 0.0
+        return (f"g2pl: done: {supersteps} supersteps, {messages:,} messages ({_si(rate)}/s), "
+                f"{elapsed:.2f} s{self._who() if who is None else who}")
 
     # ---------------------------------------------------------------- output
 
@@ -116,15 +123,24 @@ class Progress:
             from rich.live import Live
         except ImportError:
             return False
-        self._rich = Live(console=Console(file=self.stream), auto_refresh=False, transient=False,
+        self._rich = Live(console=Console(file=self.stream, force_terminal=True), auto_refresh=False, transient=False,
                           redirect_stdout=False, redirect_stderr=False)
         self._rich.start()
         return True
 
-    def close(self) -> None:
-        """Finish the live line (also after a failed run); idempotent."""
+    def close(self, ok: bool = False, totals: dict | None = None) -> None:
+        """Finish: print the final line if the run ended well (`ok`), and end the live line; idempotent.
+
+        `totals`, the run's merged statistics (a `--stats` dict), replaces rank 0's share in that line.
+        """
         if self._closed:
             return
+        if ok and totals is not None:
+            ranks = int(totals.get("ranks", 1))
+            self._final = self.final_text(int(totals["supersteps"]), self.clock() - self.t0, int(totals["messages"]),
+                                          f" on {ranks} ranks" if ranks > 1 else "")
+        if ok and self._final is not None:
+            self._show(self._final, final=True)
         self._closed = True
         if self._rich is not None:
             self._rich.stop()

@@ -967,11 +967,44 @@ class Failure:
     graph: str = ""
 
     def signature(self) -> tuple[str, str]:
-        return (self.kind, self.config.split("/")[0])
+        return (self.kind, self.config.split()[0])
 
     def __str__(self) -> str:
         g = f" on {self.graph}" if self.graph else ""
         return f"[{self.kind}] {self.config}{g}: {self.detail}"
+
+
+class TimeLimit(Exception):
+    """Raised inside `time_limit` when the time is up."""
+
+
+class time_limit:  # noqa: N801 - used as a context manager
+    """`with time_limit(s):` raises TimeLimit after s seconds (SIGALRM; a no-op off the main thread)."""
+
+    def __init__(self, seconds: float | None) -> None:
+        import threading
+
+        self.seconds = seconds
+        self.active = bool(seconds) and threading.current_thread() is threading.main_thread()
+
+    def __enter__(self):
+        import signal
+
+        if self.active:
+            def on_alarm(*_):
+                raise TimeLimit
+
+            self.old = signal.signal(signal.SIGALRM, on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.old)
+        return False
 
 
 def _canon(values: list[dict]) -> str:
@@ -1007,8 +1040,14 @@ def _exc_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+def _strip_loc(s: str) -> str:
+    """A crash message without its generated-code line number (which differs between configs)."""
+    return re.sub(r" at <g2pl:[^>]*>:\d+", "", s) if isinstance(s, str) else s
+
+
 def run_configs(source: str, graphs: list[TestGraph], args: list[dict], seed: int = 0,
-                configs=CONFIGS, file: str = "fuzz.g2pl") -> tuple[list[Failure], dict[str, Any]]:
+                configs=CONFIGS, file: str = "fuzz.g2pl", timeout: float | None = None
+                ) -> tuple[list[Failure], dict[str, Any]]:
     """Compile `source` under every configuration and run it on every graph; compare to -O0.
 
     Returns (failures, info) where info has `compiled` (bool), `outcomes` (config -> per-graph
@@ -1035,8 +1074,12 @@ def run_configs(source: str, graphs: list[TestGraph], args: list[dict], seed: in
         res = []
         for tg, a in zip(graphs, args):
             try:
-                r = prog.run(tg.graph, args=a, seed=seed, entry="main" if "main" in prog.procedures else None)
+                with time_limit(timeout):
+                    r = prog.run(tg.graph, args=a, seed=seed, entry="main" if "main" in prog.procedures else None,
+                                 max_supersteps=20000)
                 res.append(("ok", r.values))
+            except TimeLimit:
+                res.append(("timeout", f"no result after {timeout} s"))
             except G2PLError as e:
                 res.append(("runtime-error", e.render()))
             except Exception as e:  # noqa: BLE001
@@ -1052,8 +1095,9 @@ def run_configs(source: str, graphs: list[TestGraph], args: list[dict], seed: in
                 if st == "compile-error" and label != ref_label and ref[gi][0] == "compile-error" \
                         and ref[gi][1] == val:
                     continue  # reported once, for the reference configuration
-                if st != "compile-error" and ref[gi] == out[gi] and label != ref_label:
-                    continue
+                if st != "compile-error" and label != ref_label and ref[gi][0] == st \
+                        and _strip_loc(ref[gi][1]) == _strip_loc(val):
+                    continue  # the same failure as the reference configuration: reported once
                 failures.append(Failure(st, label, _short(val, 1500), tg.name))
                 if st == "compile-error":
                     break
@@ -1212,12 +1256,24 @@ def _split_top(s: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
+def _loops_bounded(lines: list[str]) -> bool:
+    """Every `while (iN < K ...)` still increments iN (else a candidate could loop forever)."""
+    text = "\n".join(lines)
+    for m in re.finditer(r"while \(.*?\b(i\d+) < \d+", text):
+        if not re.search(rf"^\s*{m.group(1)} = {m.group(1)} \+ 1;", text, re.M):
+            return False
+    for ln in lines:
+        if re.match(r"\s*while \(", ln) and not re.search(r"\bi\d+ < \d+", ln):
+            return False
+    return True
+
+
 def minimize(source: str, still_fails: Callable[[str], bool], budget: int = 300) -> str:
     """Shrink `source` while `still_fails(text)` holds: whole blocks, lines (ddmin), returned values."""
     calls = [0]
 
     def test(lines: list[str]) -> bool:
-        if calls[0] >= budget:
+        if calls[0] >= budget or not _loops_bounded(lines):
             return False
         calls[0] += 1
         try:
@@ -1267,7 +1323,7 @@ def failure_predicate(sig: tuple[str, str], graphs: list[TestGraph], params_seed
         params = params_of(text)
         args = [make_args(params, tg.graph, rng) for tg in graphs]
         if sig[0] in ("mpi-mismatch", "mpi-error"):
-            fails, info = run_configs(text, graphs, args, seed=params_seed % 1000, configs=CONFIGS[2:3])
+            fails, info = run_configs(text, graphs, args, seed=params_seed % 1000, configs=CONFIGS[2:3], timeout=20)
             if fails or not info["compiled"] or mpi_cmd is None:
                 return False
             info["graphs"], info["args"] = graphs, args
@@ -1275,7 +1331,8 @@ def failure_predicate(sig: tuple[str, str], graphs: list[TestGraph], params_seed
             for gi in range(len(graphs)):
                 got += mpi_check(text, mpi_cmd, info, which=gi)
             return any(f.kind == sig[0] for f in got)
-        fails, info = run_configs(text, graphs, args, seed=params_seed % 1000)
+        configs = tuple(c for c in CONFIGS if c[0] in (CONFIGS[0][0], sig[1]))
+        fails, info = run_configs(text, graphs, args, seed=params_seed % 1000, configs=configs, timeout=20)
         if sig[0] != "compile-error":
             ref = info["outcomes"][CONFIGS[0][0]]
             if any(st == "compile-error" for st, _ in ref):

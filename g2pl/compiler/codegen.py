@@ -411,12 +411,30 @@ class CodeGen:
         )
         return [self.line_comment(t.ret.span.line), f"return [{items}]"]
 
+    def variables(self) -> list[str]:
+        """Python names of every program variable, temporary and pending remote request."""
+        out = [pyname(v) for v in self.proc.vars if not v.startswith("@") and v not in dict(self.proc.params)]
+        for st in self.plan.states:
+            for x in st.exchange:
+                if isinstance(x.instr, ir.RemoteRead):
+                    out.append("rq" + pyname(x.instr.target))
+        return list(dict.fromkeys(out))
+
     def module(self) -> str:
         plan = self.plan
         fields = plan.program_fields()
         prologue = []
         for name, ty in self.proc.params:
             prologue.append(f"{pyname(name)} = rt.scalar(args[{name!r}], {ty.elem!r})  # parameter {name}: {ty.elem}")
+        names = self.variables()
+        if names:
+            prologue.append(f"{' = '.join(names)} = None  # every variable: what a checkpoint saves")
+        prologue += ["state = 0", "_saved = rt.resume()  # --resume: continue from the last checkpoint",
+                     "if _saved is not None:"]
+        if names:
+            prologue.append(f"    state, ({', '.join(names)},) = rt.restored(_saved, VARIABLES)")
+        else:
+            prologue.append("    state, _ = rt.restored(_saved, VARIABLES)")
         states = [self.state(s) for s in plan.states]
         return _template().render(
             file_doc=_doc(self.proc.file),
@@ -431,6 +449,8 @@ class CodeGen:
             pack=plan.pack,
             rand_sites=self.proc.rand_sites,
             state_lines=repr({s.id: s.lines() for s in plan.states}),
+            variables=repr(tuple(self.variables())),
+            save_args=", ".join(self.variables()),
             prologue=prologue,
             states=states,
         )

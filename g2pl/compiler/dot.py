@@ -46,7 +46,7 @@ def exchange_cost(x: Exch, plan: Plan) -> str:
             fields = layout(i, plan.prune)
             bits = sum(1 if e == "bool" else 8 * ir.ELEM_SIZE[e] for _n, e in fields)
             desc = ", ".join(f"{n}:{'bit' if e == 'bool' else e}" for n, e in fields) or "no fields"
-            return f"record {desc} = {bits} bits"
+            return f"record {desc} = {bits} bit{'' if bits == 1 else 's'}"
         fields = exchange_fields(i, plan.proc)
         used = ", ".join(f"{f.name}:{f.elem} ({f.size} B)" for f in fields) or "none"
         rb = sum(f.size for f in plan.program_fields())

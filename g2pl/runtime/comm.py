@@ -43,5 +43,7 @@ class SingleComm:
     def barrier(self) -> None:
         return None
 
+    c = None  # no MPI communicator underneath
+
     def abort(self, status: int) -> None:  # pragma: no cover - only meaningful with several ranks
         raise SystemExit(status)

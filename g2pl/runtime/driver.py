@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from g2pl.errors import G2PLRuntimeError
+from g2pl.runtime.checkpoint import Checkpointer, graph_digest
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.engine import Runtime, Stats
 from g2pl.runtime.output import convert
@@ -71,15 +72,23 @@ def merge_stats(comm, rt: Runtime) -> Stats:
 
 def execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_supersteps: int | None,
             comm=None, backend: str = "numpy", opt: int = 2, entry: str = "", renumber: str | None = None,
-            progress=None) -> tuple[list[dict] | None, dict]:
+            progress=None, checkpoint: dict | None = None, time_limit: float | None = None
+            ) -> tuple[list[dict] | None, dict]:
     """Run `module` on `graph`; returns (JSON values, stats dict) on rank 0, (None, stats) elsewhere.
 
     `progress`, if given, is called as `progress(stats, final)` after every superstep (this rank's stats).
+    `checkpoint`: {"dir", "every", "resume", "identity"} (see g2pl.runtime.checkpoint).
     """
     comm = comm or SingleComm()
     t0 = time.perf_counter()
     lg = scatter_graph(comm, graph, renumber)
     rt = Runtime(lg, module, seed=seed, comm=comm, max_supersteps=max_supersteps, progress=progress)
+    rt.time_limit = time_limit
+    if checkpoint is not None:
+        ident = dict(checkpoint["identity"])
+        ident["graph"] = comm.bcast(graph_digest(graph) if comm.rank == 0 else None)
+        rt.attach_checkpointer(Checkpointer(checkpoint["dir"], checkpoint["every"], ident, comm,
+                                            checkpoint["resume"]))
     rt.stats.load_time_s = time.perf_counter() - t0
     rt.stats.backend = backend
     rt.stats.opt_level = opt

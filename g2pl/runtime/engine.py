@@ -10,6 +10,7 @@ ghost vertices ("ext" arrays).  With one rank nothing is exchanged.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from dataclasses import dataclass, field
 
@@ -168,9 +169,10 @@ class Stats:
         }
 
 
-def _fault_injection() -> tuple[int, int] | None:
-    """Testing hook: G2PL_FAIL_AT=RANK:SUPERSTEP makes that rank fail when that superstep ends."""
-    spec = os.environ.get("G2PL_FAIL_AT")
+def _fault_injection(var: str = "G2PL_FAIL_AT") -> tuple[int, int] | None:
+    """Testing hooks: G2PL_FAIL_AT=RANK:SUPERSTEP makes that rank raise when that superstep ends;
+    G2PL_KILL_AT=RANK:SUPERSTEP makes it die by SIGKILL there."""
+    spec = os.environ.get(var)
     if not spec:
         return None
     r, s = spec.split(":")
@@ -221,7 +223,9 @@ class Runtime:
         self._agg_results: list = []
         self._exchanged = False
         self._comm_s = 0.0
+        self._active: int | None = None  # vertices that sent in this superstep (pruned exchanges)
         self._fail_at = _fault_injection()
+        self._kill_at = _fault_injection("G2PL_KILL_AT")
         self._push_state: dict[int, bool] = {}
         self._t_last = time.perf_counter()
         self._t_start = self._t_last
@@ -458,6 +462,8 @@ class Runtime:
             return
         pres = self._entries(present, self.lg.n_ext)
         self._pending_msgs += int(adj.sender_counts()[pres].sum())
+        senders = int(np.count_nonzero(pres[:self.n]))
+        self._active = senders if self._active is None else max(self._active, senders)
 
     # ------------------------------------------------------------ neighbourhood aggregation
 
@@ -712,9 +718,11 @@ class Runtime:
         rec_bytes = self.naive_entries * self.record_bytes + self._pending_msgs * 8
         now = time.perf_counter()
         i = len(self.stats.per_superstep)
+        active = self.n if self._active is None else self._active
         self.stats.per_superstep.append(SuperstepStat(
-            i, state, int(msgs), int(self.comm.bytes_sent), int(rec_bytes), self.n, now - self._t_last,
+            i, state, int(msgs), int(self.comm.bytes_sent), int(rec_bytes), int(active), now - self._t_last,
             self._comm_s))
+        self._active = None
         self.comm.bytes_sent = 0
         self._t_last = now
         self._pending_msgs = 0
@@ -724,6 +732,14 @@ class Runtime:
             self.progress(self.stats, False)
         if self._fail_at is not None and self._fail_at == (self.comm.rank, i):
             raise RuntimeError(f"injected failure on rank {self.comm.rank} at superstep {i} (G2PL_FAIL_AT)")
+        if self._kill_at is not None and self._kill_at == (self.comm.rank, i):
+            os.kill(os.getpid(), signal.SIGKILL)  # testing hook G2PL_KILL_AT: a crash at a chosen superstep
+        limit = getattr(self, "time_limit", None)
+        if limit is not None and self.comm.allreduce_partials(
+                np.array([int(now - self._t_start > limit), 0], dtype=np.int64), (("or", "i"),))[0]:
+            self.finish()
+            raise G2PLRuntimeError(f"stopped after {now - self._t_start:.1f} s (--time-limit {limit:g}); "
+                                   f"the program had not finished after {i + 1} supersteps")
         if self.max_supersteps is not None and len(self.stats.per_superstep) + 1 > self.max_supersteps:
             self.finish()
             raise G2PLRuntimeError(
@@ -738,6 +754,48 @@ class Runtime:
         self.stats.time_s = now - self._t_start
         if self.progress is not None:
             self.progress(self.stats, True)
+
+    # ------------------------------------------------------------ checkpoints
+
+    def attach_checkpointer(self, ckpt) -> None:
+        """Save every K supersteps (and, with resume, start from the saved state)."""
+        self._ckpt = ckpt
+
+    def resume(self) -> dict | None:
+        ckpt = getattr(self, "_ckpt", None)
+        if ckpt is None or not ckpt.resume_requested:
+            return None
+        data = ckpt.load()
+        r = data["runtime"]
+        self.stats.per_superstep = [SuperstepStat(**x) for x in r["per_superstep"]]
+        self._rand_counts = list(r["rand_counts"])
+        self._push_state = dict(r["push_state"])
+        self.stats.directions = dict(r["directions"])
+        self._ckpt_seen = len(self.stats.per_superstep)
+        return data
+
+    def restored(self, data: dict, names: tuple[str, ...]) -> tuple[int, tuple]:
+        env = data["env"]
+        return data["state"], tuple(env[n] for n in names)
+
+    def checkpoint_due(self) -> bool:
+        ckpt = getattr(self, "_ckpt", None)
+        if ckpt is None:
+            return False
+        count = len(self.stats.per_superstep)
+        if count == getattr(self, "_ckpt_seen", 0):
+            return False  # no barrier since the last check
+        self._ckpt_seen = count
+        return ckpt.due(count)
+
+    def checkpoint(self, state: int, names: tuple[str, ...], values: tuple) -> None:
+        runtime_state = {
+            "per_superstep": [vars(s) for s in self.stats.per_superstep],
+            "rand_counts": list(self._rand_counts),
+            "push_state": dict(self._push_state),
+            "directions": dict(self.stats.directions),
+        }
+        self._ckpt.save(len(self.stats.per_superstep), state, dict(zip(names, values)), runtime_state)
 
     # ------------------------------------------------------------ results
 

@@ -1,0 +1,329 @@
+"""`g2pl explain`: the superstep plan read back per source statement.
+
+For every statement of the procedure: the plan state(s) its code runs in and
+the first superstep those run in, whether it is local or ends a superstep with
+an exchange, what that costs (message fields and their bytes, aggregators,
+endpoint exchanges, remote reads) and which optimizer passes touched it (the
+plan's pass log).
+
+Instructions are traced back to statements by lowering the procedure once
+more with a recorder: every instruction emitted while a statement is lowered
+belongs to it, including code inlined from functions (whose spans point into
+the function body).  The plan's instructions are matched to those by what
+they define and their span, which the passes keep.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+from g2pl.compiler import ast as A
+from g2pl.compiler import ir
+from g2pl.compiler.dot import exchange_cost
+from g2pl.compiler.lower import Lowerer
+from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan, State
+
+STMT_WIDTH = 44
+
+
+@dataclass
+class Row:
+    stmt: A.Stmt
+    text: str
+    loop: int | None  # line of the innermost enclosing `while`
+    calls: list[str] = field(default_factory=list)
+    states: set[int] = field(default_factory=set)
+    local: list[ir.Instr] = field(default_factory=list)
+    exchanges: list[tuple[State, Exch]] = field(default_factory=list)
+    lines: set[int] = field(default_factory=set)  # lines of its instructions (function bodies included)
+    defs: set[str] = field(default_factory=set)
+    opts: list[str] = field(default_factory=list)
+
+
+class _Recorder(Lowerer):
+    """A Lowerer that remembers which statement emitted each instruction."""
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.current: list[A.Stmt] = []
+        self.owner: dict[tuple, A.Stmt] = {}
+
+    def stmt(self, s, assigned):
+        self.current.append(s)
+        try:
+            return super().stmt(s, assigned)
+        finally:
+            self.current.pop()
+
+    def emit(self, instr: ir.Instr) -> None:
+        super().emit(instr)
+        if self.current and not isinstance(instr, (ir.WhileI, ir.IfI)):
+            self.owner[_key(instr)] = self.current[-1]
+
+
+def _key(i: ir.Instr) -> tuple:
+    return (tuple(i.defs()), i.span)
+
+
+def _owners(module: A.Module, proc: A.Procedure) -> dict[tuple, A.Stmt]:
+    """(defs, span) of every instruction -> the statement it came from (the same rounds as lower_procedure)."""
+    var_types: dict[str, ir.Ty] = {}
+    param_types: dict[str, str] = {}
+    owner: dict[tuple, A.Stmt] = {}
+    for _ in range(8):
+        lw = _Recorder(module, proc, var_types, param_types)
+        lw.lower_proc()
+        owner = lw.owner
+        if not lw.changed:
+            break
+    return owner
+
+
+# ---------------------------------------------------------------- statements
+
+
+def _slice(src: list[str], sp) -> str:
+    if not 1 <= sp.line <= len(src):
+        return ""
+    line = src[sp.line - 1]
+    if sp.end_line == sp.line:
+        return line[sp.col - 1:sp.end_col - 1].strip()
+    return line[sp.col - 1:].strip() + " ..."
+
+
+def _statements(body, src: list[str], loop: int | None, out: list[Row]) -> None:
+    for s in body:
+        if isinstance(s, A.While):
+            out.append(Row(s, f"while ({_slice(src, s.cond.span)})", loop))
+            _statements(s.body, src, s.span.line, out)
+        elif isinstance(s, A.If):
+            out.append(Row(s, f"if ({_slice(src, s.cond.span)})", loop))
+            _statements(s.then, src, loop, out)
+            _statements(s.other, src, loop, out)
+        else:
+            out.append(Row(s, _slice(src, s.span), loop))
+
+
+def _calls(e, module: A.Module, seen: list[str]) -> None:
+    """User functions called by expression `e`, transitively, in first-call order."""
+    if isinstance(e, A.Call) and e.func in module.functions and e.func not in seen:
+        seen.append(e.func)
+        _calls(module.functions[e.func].body, module, seen)
+    for v in vars(e).values() if hasattr(e, "__dataclass_fields__") else ():
+        for x in v if isinstance(v, tuple) else (v,):
+            if isinstance(x, (A.Expr, A.Generator, A.Filter)):
+                _calls(x, module, seen)
+
+
+def _own_exprs(s: A.Stmt) -> tuple:
+    if isinstance(s, A.Assign):
+        return (s.value,)
+    if isinstance(s, (A.While, A.If)):
+        return (s.cond,)
+    if isinstance(s, A.Return):
+        return s.values
+    return ()
+
+
+# ---------------------------------------------------------------- plan facts
+
+
+def _first_supersteps(plan: Plan) -> dict[int, int]:
+    """The first superstep (0-based, as in the statistics) in which each state can run."""
+    by_id = {s.id: s for s in plan.states}
+    if not plan.states:
+        return {}
+    dist = {plan.states[0].id: 0}
+    todo = deque([plan.states[0].id])
+    while todo:  # 0-1 BFS: leaving a state with an exchange starts a new superstep
+        sid = todo.popleft()
+        s = by_id[sid]
+        t = s.term
+        succ = [t.target] if isinstance(t, Goto) else [t.then, t.other] if isinstance(t, Branch) else []
+        w = 1 if s.exchange else 0
+        for n in succ:
+            d = dist[sid] + w
+            if n not in dist or d < dist[n]:
+                dist[n] = d
+                (todo.append if w else todo.appendleft)(n)
+    return dist
+
+
+_KINDS = {  # exchange instruction -> (singular, plural)
+    ir.NbrReduce: ("neighbour messages", "neighbour message exchanges"),
+    ir.GlobalReduce: ("aggregator", "aggregators"),
+    ir.EndpointExchange: ("endpoint exchange", "endpoint exchanges"),
+    ir.RemoteRead: ("remote read", "remote reads"),
+    ir.RemoteMark: ("remote mark", "remote marks"),
+}
+
+
+def _kind(x: Exch, n: int = 1) -> str:
+    one, many = _KINDS.get(type(x.instr), ("exchange", "exchanges"))
+    if isinstance(x.instr, ir.RemoteRead) and n == 1:
+        return f"{one} {x.phase}"
+    return one if n == 1 else f"{n} {many}"
+
+
+def _what(x: Exch, plan: Plan) -> str:
+    """A short description of one exchange (what it computes, where messages go)."""
+    i = x.instr
+    if isinstance(i, ir.NbrReduce):
+        d = f"{i.op} over {'out' if i.out else 'in'}-neighbours -> {i.target}"
+        if i.send is not None and plan.prune:
+            d += f"; records only from senders where {ir.show_ex(i.send)}"
+        else:
+            d += "; one record per adjacency entry"
+        if i.push:
+            d += "; pushed from few active senders, else pulled"
+        return d + f"; combiner {i.op}"
+    if isinstance(i, ir.GlobalReduce):
+        return f"{i.op} over {'vertices' if i.dom == 'V' else 'edges'} -> {i.target}"
+    if isinstance(i, ir.EndpointExchange):
+        d = ", ".join(f"{v}@{s}" for v, s, _e in i.fields)
+        if plan.prune and i.need is not None:
+            d += f"; only along edges where {ir.show_ex(i.need)}"
+        return d
+    if isinstance(i, ir.RemoteRead):
+        return f"{i.target} = {i.var}[{ir.show_ex(i.index)}]"
+    if isinstance(i, ir.RemoteMark):
+        return f"{i.target} = vertices with ID {ir.show_ex(i.index)}"
+    return ir.show_instr(i)
+
+
+def _mentions(entry: str, names: set[str]) -> bool:
+    return any(re.search(r"(?<![\w$])" + re.escape(n) + r"(?![\w])", entry) for n in names)
+
+
+def _attach_log(plan: Plan, rows: list[Row]) -> list[str]:
+    """Give each pass-log entry to the statements it is about; returns the entries about none."""
+    general = []
+    for entry in plan.log:
+        m = re.match(r"(\w+): (line|state) (\d+): ", entry)
+        if not m:
+            general.append(entry)
+            continue
+        what, n = m.group(2), int(m.group(3))
+        if what == "state":
+            hit = [r for r in rows if any(s.id == n for s, _x in r.exchanges)]
+        else:
+            at_line = [r for r in rows if n in r.lines]
+            hit = [r for r in at_line if _mentions(entry, r.defs)] or at_line
+        for r in hit:
+            r.opts.append(entry)
+        if not hit:
+            general.append(entry)
+    return general
+
+
+# ---------------------------------------------------------------- the report
+
+
+def explain(module: A.Module, comp) -> str:
+    """The per-statement report for a `Compilation` of one procedure of `module`."""
+    plan: Plan = comp.plan
+    proc = module.procedures[plan.proc.name]
+    src = module.source.splitlines()
+    rows: list[Row] = []
+    _statements(proc.body, src, None, rows)
+    by_stmt = {id(r.stmt): r for r in rows}
+    for r in rows:
+        for e in _own_exprs(r.stmt):
+            _calls(e, module, r.calls)
+    owner = _owners(module, proc)
+
+    def row_of(i: ir.Instr) -> Row | None:
+        s = owner.get(_key(i))
+        if s is None:  # not met while lowering (a pass made it): the innermost statement around its span
+            best = None
+            for r in rows:
+                sp = r.stmt.span
+                if (sp.line, sp.col) <= (i.span.line, i.span.col) <= (sp.end_line, sp.end_col):
+                    if best is None or (sp.line, sp.col) >= (best.stmt.span.line, best.stmt.span.col):
+                        best = r
+            return best
+        return by_stmt.get(id(s))
+
+    for st in plan.states:
+        for i in st.instrs:
+            r = row_of(i)
+            if r is not None:
+                r.states.add(st.id)
+                r.local.append(i)
+                r.lines.add(i.span.line)
+                r.defs.update(i.defs())
+        for x in st.exchange:
+            r = row_of(x.instr)
+            if r is not None:
+                r.states.add(st.id)
+                r.exchanges.append((st, x))
+                r.lines.add(x.instr.span.line)
+                r.defs.update(x.instr.defs())
+        t = st.term
+        if isinstance(t, Branch):
+            for r in rows:
+                if isinstance(r.stmt, (A.While, A.If)) and r.stmt.span.line == t.line:
+                    r.states.add(st.id)
+                    break
+        elif isinstance(t, Halt) and t.ret is not None:
+            for r in rows:
+                if isinstance(r.stmt, A.Return) and r.stmt.span == t.ret.span:
+                    r.states.add(st.id)
+    general = _attach_log(plan, rows)
+    first = _first_supersteps(plan)
+    return _render(module, plan, rows, general, first)
+
+
+def _render(module: A.Module, plan: Plan, rows: list[Row], general: list[str], first: dict[int, int]) -> str:
+    proc = plan.proc
+    n_x = len(plan.exchange_states())
+    out = [f"explain: procedure `{proc.name}` ({proc.file}), -O{plan.opt_level}: {len(plan.states)} states, "
+           f"{n_x} end with an exchange (a superstep boundary); `g2pl plan` shows each state"]
+    if plan.pack:
+        out.append("records: packed per superstep, only the fields each exchange needs (bools as bits)")
+    else:
+        fields = plan.program_fields()
+        fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "none"
+        rb = sum(f.size for f in fields)
+        out.append(f"records: every exchange superstep sends the whole program record along every adjacency "
+                   f"entry: {fl} = {rb} B")
+    if not plan.log:
+        out.append("optimizations: none (-O0)")
+    for entry in general:
+        out.append(f"pass: {entry}")
+    out.append("")
+    head = f"{'LINE':>4}  {'STATEMENT':<{STMT_WIDTH}}  {'STATES':<7}  {'SUPERSTEP':<14}  RUNS"
+    out.append(head)
+    out.append("-" * (len(head) + 24))
+    for r in rows:
+        text = r.text if len(r.text) <= STMT_WIDTH else r.text[:STMT_WIDTH - 3] + "..."
+        states = ",".join(str(s) for s in sorted(r.states)) or "-"
+        steps = sorted({first[s] for s in r.states if s in first})
+        step = "-" if not steps else (str(steps[0]) if len(steps) == 1 else f"{steps[0]}-{steps[-1]}")
+        if r.loop is not None and steps:
+            step += f" (loop L{r.loop})" if not isinstance(r.stmt, A.While) else " (loop)"
+        if r.exchanges:
+            kinds: dict[type, list[Exch]] = {}
+            for _s, x in r.exchanges:
+                kinds.setdefault(type(x.instr), []).append(x)
+            runs = "exchange: " + ", ".join(_kind(xs[0], len(xs)) for xs in kinds.values())
+        elif isinstance(r.stmt, (A.While, A.If)):
+            runs = "local: branch" if r.states else "-"
+        elif r.local or r.states:
+            runs = "local"
+        else:
+            runs = "no code (optimized away)"
+        out.append(f"{r.stmt.span.line:>4}  {text:<{STMT_WIDTH}}  {states:<7}  {step:<14}  {runs}")
+        pad = " " * 6
+        if r.calls:
+            where = ", ".join(f"{f} (L{module.functions[f].span.line})" for f in r.calls)
+            out.append(f"{pad}inlines  {where}")
+        for st, x in r.exchanges:
+            phase = f" {x.phase}" if x.phase else ""
+            out.append(f"{pad}state {st.id}: {_KINDS.get(type(x.instr), ('exchange',))[0]}{phase}: {_what(x, plan)}")
+            out.append(f"{pad}  cost   {exchange_cost(x, plan)}")
+        for entry in r.opts:
+            out.append(f"{pad}opt      {entry}")
+    return "\n".join(out)
