@@ -189,6 +189,7 @@ class ProgramGenerator:
         self.seed = seed
         self.avoid_known = avoid_known  # steer clear of compiler bugs already reported (see KNOWN_BUGS)
         self.calling: list[str] = []  # functions whose call arguments are being generated
+        self.agg_depth = 0  # > 0 while generating the operands of an exchange (aggregation, remote read)
         self.rng = random.Random(seed)
         self.n = 0  # name counter
         self.scope: dict[str, Ty] = {}  # definitely assigned variables (and parameters) here
@@ -368,7 +369,7 @@ class ProgramGenerator:
         if r < 0.52:
             return f"(!{self.sub(ctx, kind, 'bool', d)})"
         if r < 0.57 and kind in ("scalar", "local") and (ctx.dom != "T" or kind == "scalar"):
-            return f"(rand() < {self.pick(['0.5', '0.3', '0.8'])})" if not self.in_fn else None
+            return f"(rand() < {self.pick(['0.5', '0.3', '0.8'])})" if self.rand_ok() else None
         if r < 0.62:
             return self.cond(ctx, kind, "bool", d)
         if r < 0.67 and kind in ("scalar", "local") and not self.macro_mode:
@@ -377,26 +378,30 @@ class ProgramGenerator:
         if self.macro_mode:
             return self.call_macro(ctx, kind, "bool", d)
         if r < 0.71 and kind in ("scalar", "local"):
-            return self.avg_bool(ctx, d)
+            return self.exch(lambda: self.avg_bool(ctx, d))
         if r < 0.80 and kind in ("scalar", "local"):
-            return self.aggregation(ctx, "bool", d)
+            return self.exch(lambda: self.aggregation(ctx, "bool", d))
         if r < 0.86 and kind == "scalar" and ctx.dom == "T":  # whole-graph comparison
             gk = self.pick(["vertex", "edge"])
             ge = self.pick(ELEMS)
-            a = self.gen(ctx, gk, ge, d - 1)
-            if ge == "bool" and self.chance(0.5):
-                b = "empty" if gk == "vertex" else "emptyE"
-            else:
-                b = self.gen(ctx, gk, ge, d - 1)
+            self.agg_depth += 1
+            try:
+                a = self.gen(ctx, gk, ge, d - 1)
+                if ge == "bool" and self.chance(0.5):
+                    b = "empty" if gk == "vertex" else "emptyE"
+                else:
+                    b = self.gen(ctx, gk, ge, d - 1)
+            finally:
+                self.agg_depth -= 1
             return f"({a} {self.pick(['==', '!='])} {b})"
         if r < 0.92 and kind in ("scalar", "local") and ctx.dom != "A":  # remote membership `p in S`
-            p = self.vid_index(ctx, d)
+            p = self.exch(lambda: self.vid_index(ctx, d))
             s = self.tgraph("vertex", "bool", d - 1)
             return f"({p} in {s})"
         if r < 0.96 and kind in ("vertex", "edge"):
             return self.comprehension(kind, "bool", d)
         if kind == "vertex" and self.chance(0.5):
-            return self.union(d)
+            return self.exch(lambda: self.union(d))
         return self.call_fn(ctx, kind, "bool", d)
 
     def g_int(self, ctx: Ctx, kind: str, d: int) -> str | None:
@@ -423,9 +428,9 @@ class ProgramGenerator:
         if self.macro_mode:
             return self.call_macro(ctx, kind, "int", d)
         if r < 0.82 and kind in ("scalar", "local"):
-            return self.aggregation(ctx, "int", d)
+            return self.exch(lambda: self.aggregation(ctx, "int", d))
         if r < 0.86:
-            return self.remote(ctx, kind, "int", d)
+            return self.exch(lambda: self.remote(ctx, kind, "int", d))
         if r < 0.94 and kind in ("vertex", "edge"):
             return self.comprehension(kind, "int", d)
         return self.call_fn(ctx, kind, "int", d)
@@ -455,14 +460,14 @@ class ProgramGenerator:
             return f"float({self.sub(ctx, kind, self.pick(['int', 'vid', 'bool']), d)})"
         if r < 0.58:
             return self.cond(ctx, kind, "float", d)
-        if r < 0.62 and kind in ("scalar", "local") and not self.in_fn:
+        if r < 0.62 and kind in ("scalar", "local") and self.rand_ok():
             return "rand()"
         if self.macro_mode:
             return self.call_macro(ctx, kind, "float", d)
         if r < 0.78 and kind in ("scalar", "local"):
-            return self.aggregation(ctx, "float", d)
+            return self.exch(lambda: self.aggregation(ctx, "float", d))
         if r < 0.83:
-            return self.remote(ctx, kind, "float", d)
+            return self.exch(lambda: self.remote(ctx, kind, "float", d))
         if r < 0.92 and kind in ("vertex", "edge"):
             return self.comprehension(kind, "float", d)
         return self.call_fn(ctx, kind, "float", d)
@@ -481,9 +486,9 @@ class ProgramGenerator:
         if self.macro_mode:
             return self.call_macro(ctx, kind, "vid", d)
         if r < 0.62 and kind in ("scalar", "local"):
-            return self.aggregation(ctx, "vid", d)
+            return self.exch(lambda: self.aggregation(ctx, "vid", d))
         if r < 0.80:
-            return self.remote(ctx, kind, "vid", d)
+            return self.exch(lambda: self.remote(ctx, kind, "vid", d))
         if r < 0.92 and kind in ("vertex", "edge"):
             return self.comprehension(kind, "vid", d)
         return self.call_fn(ctx, kind, "vid", d)
@@ -557,7 +562,10 @@ class ProgramGenerator:
             g, ctx = self.ectx(0 if simple else d)
         head = self.gen(ctx, "local", elem, 0 if simple else d - 1)
         q = g if simple else self.quals(g, ctx, d)
-        return f"{{ {head} | {q} }}"
+        text = f"{{ {head} | {q} }}"
+        if self.avoid_known and kind == "edge" and elem == "vid":
+            text = _with_filter(text)  # known bug B5: `{ u | (u, v) <- E }` read as a graph gives vertex IDs
+        return text
 
     def union(self, d: int) -> str:
         if self.chance(0.5):
@@ -594,6 +602,11 @@ class ProgramGenerator:
         if base is None:
             vs = self.vars_of(Ty("vertex", elem))
             base = self.pick(vs) if vs else ("id" if elem == "vid" else self.tgraph("vertex", elem, d - 1))
+        if self.avoid_known:
+            # known bug B3: `({ c | x <- V })[p]` (a scalar variable head, no filter) crashes
+            if re.match(r"[A-Za-z_]\w*\(", base) and not re.fullmatch(r"\w+", base):
+                base = f"(true ? {base} : {base})"
+            base = _with_filter(base)
         if kind in ("vertex", "edge"):  # at top level: G[P] with P a vid graph of that kind
             idx = self.gen(TOP, kind, "vid", d - 1)
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", idx):
@@ -718,6 +731,20 @@ class ProgramGenerator:
         finally:
             self.calling.pop()
         return f"{f.name}({', '.join(args)})"
+
+    def rand_ok(self) -> bool:
+        """Known bug B4: `merge` moves exchanges that call rand() (changing the random stream)."""
+        if self.avoid_known:
+            return not self.macro_mode and self.agg_depth == 0
+        return True
+
+    def exch(self, fn: Callable[[], str | None]) -> str | None:
+        """Generate the operands of an exchange (see `rand_ok`)."""
+        self.agg_depth += 1
+        try:
+            return fn()
+        finally:
+            self.agg_depth -= 1
 
     def callable(self, f: GraphFn) -> bool:
         """Known bug B2: `f(f(x))` is rejected as recursion; avoid a call inside its own arguments."""
@@ -911,6 +938,28 @@ def generate(seed: int) -> GenProgram:
         except _Budget:
             continue
     raise RuntimeError(f"seed {seed}: could not generate a program within the size budget")
+
+
+def _with_filter(text: str) -> str:
+    """`{ h | q }` (possibly in parentheses) with a `, true` filter added; other text unchanged."""
+    t = text.strip()
+    while t.startswith("(") and t.endswith(")") and _balanced(t[1:-1]):
+        t = t[1:-1].strip()
+    if t.startswith("{") and t.endswith("}") and _balanced(t[1:-1]) and not t.endswith(", true }"):
+        return f"({t[:-1].rstrip()}, true }})"
+    return text
+
+
+def _balanced(t: str) -> bool:
+    depth = 0
+    for ch in t:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
 
 
 # =====================================================================================
@@ -1268,8 +1317,74 @@ def _loops_bounded(lines: list[str]) -> bool:
     return True
 
 
-def minimize(source: str, still_fails: Callable[[str], bool], budget: int = 300) -> str:
-    """Shrink `source` while `still_fails(text)` holds: whole blocks, lines (ddmin), returned values."""
+_PAIRS = {"(": ")", "{": "}", "[": "]"}
+_ATOMS = ("0", "1", "true", "false", "0.5", "(-1)", "id", "V", "E", "empty", "emptyE", "inf")
+
+
+def _groups(line: str) -> list[tuple[int, int, list[str]]]:
+    """Bracketed groups of a line: (start, end, replacement candidates), biggest first."""
+    out = []
+    stack: list[int] = []
+    for i, ch in enumerate(line):
+        if ch in _PAIRS:
+            stack.append(i)
+        elif ch in _PAIRS.values() and stack:
+            a = stack.pop()
+            if _PAIRS[line[a]] != ch:
+                return out
+            inner = line[a + 1:i]
+            kids = [k for k in _split_top(inner) if k]
+            # pieces of a comprehension/aggregation body `head | quals`
+            for k in list(kids):
+                if "|" in k:
+                    kids += [x.strip() for x in k.split("|", 1)]
+            start = a
+            m = re.search(r"([A-Za-z_]\w*)\s*$", line[:a])
+            if m and not re.fullmatch(r"while|if|return", m.group(1)):
+                start = m.start(1)  # a call `f(...)` or an aggregation `sum [ ... ]`
+            cands = [f"({k})" for k in kids] + list(_ATOMS)
+            out.append((start, i + 1, cands))
+            if start != a:
+                out.append((a, i + 1, [f"({k})" for k in kids]))
+    out.sort(key=lambda t: t[0] - t[1])
+    return out
+
+
+def _reduce_exprs(lines: list[str], test: Callable[[list[str]], bool], budget: Callable[[], bool]) -> list[str]:
+    """Replace bracketed sub-expressions by one of their parts or by an atom while the failure stays."""
+    changed = True
+    while changed and budget():
+        changed = False
+        for li in range(len(lines)):
+            for a, b, cands in _groups(lines[li]):
+                for c in cands:
+                    if not budget():
+                        return lines
+                    if c == lines[li][a:b]:
+                        continue
+                    new = lines[li][:a] + c + lines[li][b:]
+                    if test(lines[:li] + [new] + lines[li + 1:]):
+                        lines = lines[:li] + [new] + lines[li + 1:]
+                        changed = True
+                        break
+                if changed:
+                    break
+            # filters: drop `, expr` qualifiers one at a time
+            if not changed:
+                for m in re.finditer(r", [^,|{}\[\]]+(?= [}\]])", lines[li]):
+                    new = lines[li][:m.start()] + lines[li][m.end():]
+                    if budget() and test(lines[:li] + [new] + lines[li + 1:]):
+                        lines = lines[:li] + [new] + lines[li + 1:]
+                        changed = True
+                        break
+            if changed:
+                break
+    return lines
+
+
+def minimize(source: str, still_fails: Callable[[str], bool], budget: int = 600, exprs: bool = True) -> str:
+    """Shrink `source` while `still_fails(text)` holds: whole blocks, lines (ddmin), sub-expressions,
+    returned values (at most `budget` calls of `still_fails`)."""
     calls = [0]
 
     def test(lines: list[str]) -> bool:
@@ -1296,6 +1411,11 @@ def minimize(source: str, still_fails: Callable[[str], bool], budget: int = 300)
         if len(new) < len(lines):
             lines, changed = new, True
             continue
+        if not changed and exprs:
+            new = _reduce_exprs(lines, test, lambda: calls[0] < budget)
+            if new != lines:
+                lines, changed = new, True
+                continue
         for i, ln in enumerate(lines):  # drop returned values one at a time
             m = re.match(r"(\s*(?:/\* out \*/ )?return )(.*);\s*$", ln)
             if not m:
