@@ -89,7 +89,10 @@ def parse_graph_spec(spec: str) -> GraphSpec:
 
 def load_graph(spec: str, directed: bool = False, seed: int = 0) -> Graph:
     """Load a graph file or run a generator; `seed` only matters for generators."""
+    from g2pl.graph.memory import check_fits
+
     gs = parse_graph_spec(spec)
+    check_fits(gs)  # refuse up front what cannot fit, instead of dying half-way
     try:
         if gs.kind == "generator":
             return generate(spec, directed=directed, seed=seed)

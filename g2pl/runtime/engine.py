@@ -737,14 +737,23 @@ class Runtime:
         limit = getattr(self, "time_limit", None)
         if limit is not None and self.comm.allreduce_partials(
                 np.array([int(now - self._t_start > limit), 0], dtype=np.int64), (("or", "i"),))[0]:
+            partial = self._partial()
             self.finish()
             raise G2PLRuntimeError(f"stopped after {now - self._t_start:.1f} s (--time-limit {limit:g}); "
-                                   f"the program had not finished after {i + 1} supersteps")
+                                   f"the program had not finished ({partial})")
         if self.max_supersteps is not None and len(self.stats.per_superstep) + 1 > self.max_supersteps:
+            partial = self._partial()
             self.finish()
             raise G2PLRuntimeError(
-                f"stopped after {self.max_supersteps} supersteps (--max-supersteps); the program had not finished"
+                f"stopped after {self.max_supersteps} supersteps (--max-supersteps); the program had not "
+                f"finished ({partial})"
             )
+
+    def _partial(self) -> str:
+        """This rank's statistics so far, for the messages of runs stopped by a limit."""
+        st = self.stats
+        return (f"partial stats: {st.supersteps} supersteps, {sum(s.messages for s in st.per_superstep)} "
+                f"messages, {sum(s.time_s for s in st.per_superstep):.2f} s")
 
     def finish(self) -> None:
         """Record the last superstep (compute only, no exchange)."""

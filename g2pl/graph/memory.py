@@ -1,0 +1,56 @@
+"""Refuse, before loading, a graph that cannot fit in memory (with a clear message instead of a crash).
+
+The estimate is deliberately rough: edges from the generator parameters or
+the file size, times what the loader and the CSR structures need per edge.
+"""
+
+from __future__ import annotations
+
+import os
+
+from g2pl.errors import G2PLError
+
+BYTES_PER_EDGE = 160  # raw edges, relabelling, sort buffers, src/dst/weight, two CSR directions
+BYTES_PER_TEXT_BYTE = 12  # an edge-list line is ~10-20 bytes and becomes one edge
+
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo (Linux), or None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def estimate_bytes(spec) -> int:
+    """Rough peak memory to load a parsed graph spec (a GraphSpec)."""
+    p = spec.params or {}
+    if spec.kind == "generator":
+        if spec.format == "kron":
+            m = (2 ** int(p["scale"])) * int(p.get("edgefactor", 16))
+            n = 2 ** int(p["scale"])
+        elif spec.format == "ws":
+            n, m = int(p["n"]), int(p["n"]) * int(p["k"]) // 2
+        else:
+            n, m = int(p["n"]), int(p["m"])
+        return m * BYTES_PER_EDGE + n * 48
+    try:
+        size = os.path.getsize(spec.path)
+    except OSError:
+        return 0  # the loader reports a missing file itself
+    if spec.format == "npz":
+        return size * 10
+    return size * BYTES_PER_TEXT_BYTE
+
+
+def check_fits(spec) -> None:
+    need = estimate_bytes(spec)
+    have = available_memory()
+    if have is not None and need > have:
+        raise G2PLError(
+            f"this graph needs about {need / 2**30:.1f} GiB to load, but only {have / 2**30:.1f} GiB of memory "
+            "is available; use a smaller graph or more ranks on more machines", file=spec.spec)
