@@ -107,3 +107,16 @@ def test_uniform_is_keyed_by_element_not_position():
     assert not np.array_equal(a, K.uniform(7, 2, 4, ids))  # execution count matters
     big = K.uniform(1, 0, 0, np.arange(100000))
     assert abs(big.mean() - 0.5) < 0.01
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.integers(0, 12), min_size=1, max_size=10), data=st.data())
+def test_any_pull_matches_segment_or(rows, data):
+    indptr = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    k = int(indptr[-1])
+    ncols = 6
+    nbr = np.array(data.draw(st.lists(st.integers(0, ncols - 1), min_size=k, max_size=k)), dtype=np.int64)
+    x = np.array(data.draw(st.lists(st.booleans(), min_size=ncols, max_size=ncols)), dtype=bool)
+    got = K.any_pull(K.Segments(indptr), nbr, x, rounds=2)
+    exp = [bool(x[nbr[indptr[r]:indptr[r + 1]]].any()) for r in range(len(rows))]
+    assert got.tolist() == exp

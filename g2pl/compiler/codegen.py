@@ -308,7 +308,8 @@ class CodeGen:
         if self.plan.prune:
             lines.append(f"rt.count_messages(adj, {pres or 'None'})")
         if i.push and pres:
-            lines.append(f"_E = rt.active_entries(adj, {pres}, {self.site()})  # push from few senders, else pull")
+            lines.append(f"_E = rt.active_entries(adj, {pres}, {self.site()}, per_entry=True)  "
+                         "# push from few senders, else pull")
         else:
             lines.append("_E = None  # every adjacency entry (pull)")
         lines += ["_nbr = rt.entry_index(adj, 'nbr', _E)", "_own = rt.entry_index(adj, 'owner', _E)",

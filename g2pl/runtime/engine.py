@@ -492,8 +492,11 @@ class Runtime:
     # until the work crosses the other threshold.
     PUSH_BELOW = 1 / 20
     PULL_ABOVE = 1 / 12
+    # pulling per entry (head evaluated on every adjacency entry) costs several gathers per entry
+    PUSH_BELOW_PER_ENTRY = 1 / 2
+    PULL_ABOVE_PER_ENTRY = 2 / 3
 
-    def active_entries(self, adj: Adjacency, present, site: int) -> Push | None:
+    def active_entries(self, adj: Adjacency, present, site: int, per_entry: bool = False) -> Push | None:
         """Entries to process: None (pull: every entry) or those of the active senders (push)."""
         if present is None:
             return None
@@ -503,7 +506,11 @@ class Runtime:
         lens = indptr[senders + 1] - starts
         work = int(lens.sum()) + len(senders)
         pushing = self._push_state.get(site, False)
-        limit = (self.PULL_ABOVE if pushing else self.PUSH_BELOW) * max(adj.entries, 1)
+        if per_entry:
+            frac = self.PULL_ABOVE_PER_ENTRY if pushing else self.PUSH_BELOW_PER_ENTRY
+        else:
+            frac = self.PULL_ABOVE if pushing else self.PUSH_BELOW
+        limit = frac * max(adj.entries, 1)
         pushing = work < limit
         self._push_state[site] = pushing
         self.stats.directions["push" if pushing else "pull"] += 1
@@ -531,10 +538,8 @@ class Runtime:
             if op in ("or", "and"):
                 hit = v.astype(bool) if op == "or" else ~v.astype(bool)
                 x = hit if msk is None else hit & msk
-                A = adj.matrix("f")
-                if A is not None:
-                    c = A @ x.astype(np.float64)  # exact counts (< 2^53)
-                    return c > 0 if op == "or" else c == 0
+                found = K.any_pull(adj.seg, adj.nbr, x)  # early exit: most rows stop at a first hit
+                return found if op == "or" else ~found
             elif op == "count" or op == "avg" or op == "sum":
                 kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
                 A = adj.matrix(kind)

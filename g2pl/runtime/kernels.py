@@ -135,6 +135,29 @@ def expand_ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offs, lens) + np.arange(total, dtype=np.int64)
 
 
+def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, rounds: int = 3) -> np.ndarray:
+    """Per row: does any neighbour j have x[j]?  Pull with early exit: every row checks its first few
+    neighbours at once (rows that hit are done), then only the unresolved rows scan the rest."""
+    indptr = seg.indptr
+    res = np.zeros(seg.n, dtype=bool)
+    rows = seg.nonempty
+    pos = indptr[rows]
+    end = indptr[rows + 1]
+    for _ in range(rounds):
+        if len(rows) == 0:
+            return res
+        hit = x[nbr[pos]]
+        res[rows[hit]] = True
+        keep = np.flatnonzero(~hit & (pos + 1 < end))
+        rows, pos, end = rows[keep], pos[keep] + 1, end[keep]
+    if len(rows):
+        lens = end - pos
+        vals = x[nbr[expand_ranges(pos, lens)]].astype(np.int64)
+        starts = np.cumsum(lens) - lens
+        res[rows] = np.add.reduceat(vals, starts) > 0
+    return res
+
+
 def scatter_reduce(op: str, recv: np.ndarray, vals: np.ndarray, mask: np.ndarray | None, n: int, elem: str,
                    ids: np.ndarray | None = None) -> np.ndarray:
     """Aggregate entries (receiver `recv`, value `vals`) in any order into n receivers: the push direction.
