@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -278,10 +279,13 @@ def compile(source_or_path: str | Path, opt: int = 2, disable: tuple[str, ...] |
 
 
 def _read_source(source_or_path: str | Path, file: str | None) -> tuple[str, str]:
-    if isinstance(source_or_path, Path) or (
-        isinstance(source_or_path, str) and "\n" not in source_or_path and "{" not in source_or_path
-        and "=" not in source_or_path
-    ):
+    """(text, file name): a Path, or a string naming an existing/`.g2pl` file, is read; other text is source."""
+    is_path = isinstance(source_or_path, Path)
+    if not is_path and file is None:
+        s = str(source_or_path)
+        looks_like_path = s.endswith(".g2pl") or ("/" in s and not set("{}();=") & set(s))
+        is_path = "\n" not in s and s.strip() != "" and (os.path.exists(s) or looks_like_path)
+    if is_path:
         p = Path(source_or_path)
         try:
             raw = p.read_bytes()

@@ -70,7 +70,7 @@ def _g2plc(a: argparse.Namespace) -> int:
     import g2pl
     from g2pl.compiler import ast as A
 
-    prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
+    prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry) if len(prog.procedures) > 1 or a.entry else prog.procedures[0]
     if a.print_ir_after or a.time_passes:
         _show_passes(prog, entry, a)
@@ -225,7 +225,7 @@ def _run(a: argparse.Namespace) -> int:
         return relaunch(a.np, a.argv)
     rank0 = comm is None or comm.rank == 0
     _QUIET_RANK = not rank0
-    prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
+    prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry)
     args = _parse_kv(a.arg)
     from g2pl.api import parse_args
@@ -303,7 +303,7 @@ def _plan(a: argparse.Namespace) -> int:
 
     if a.svg:
         find_dot()  # before compiling: a missing Graphviz is a usage error (exit 2)
-    prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
+    prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry)
     print(prog.plan_text(entry))
     if a.dot or a.svg:
@@ -341,7 +341,7 @@ def _explain(a: argparse.Namespace) -> int:
     import g2pl
     from g2pl.compiler.explain import explain
 
-    prog = g2pl.compile(a.program, opt=a.opt, disable=a.disable)
+    prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry)
     print(explain(prog.module, prog.compilation(entry)))
     return 0

@@ -190,6 +190,8 @@ class ProgramGenerator:
         self.avoid_known = avoid_known  # steer clear of compiler bugs already reported (see KNOWN_BUGS)
         self.calling: list[str] = []  # functions whose call arguments are being generated
         self.agg_depth = 0  # > 0 while generating the operands of an exchange (aggregation, remote read)
+        self.dead = 0  # > 0 while generating a macro argument that the macro ignores
+        self.fn_used: set[str] = set()
         self.rng = random.Random(seed)
         self.n = 0  # name counter
         self.scope: dict[str, Ty] = {}  # definitely assigned variables (and parameters) here
@@ -341,7 +343,10 @@ class ProgramGenerator:
                         opts.append(f"({ctx.edge} in {s})")
         if not opts:
             return None
-        return self.pick(opts)
+        choice = self.pick(opts)
+        if self.macro_mode and self.dead == 0 and choice in self.scope:
+            self.fn_used.add(choice)  # this parameter decides the kind of the macro's result
+        return choice
 
     # ---- per element type
 
@@ -731,8 +736,14 @@ class ProgramGenerator:
         else:
             kinds = [kind] * len(f.params)
         self.calling.append(f.name)
+        args = []
         try:
-            args = [self.gen(ctx, k, t.elem, d - 1) for (_, t), k in zip(f.params, kinds)]
+            for (p, t), k in zip(f.params, kinds):
+                self.dead += p not in f.used
+                try:
+                    args.append(self.gen(ctx, k, t.elem, d - 1))
+                finally:
+                    self.dead -= p not in f.used
         finally:
             self.calling.pop()
         return f"{f.name}({', '.join(args)})"
@@ -770,12 +781,13 @@ class ProgramGenerator:
         self.scope = {p: t for p, t in params}
         self.counters = set()
         self.macro_mode, self.in_fn = macro, True
+        self.fn_used = set()
         try:
             body = self.gen(TOP, result.kind, result.elem, self.rng.randint(1, 3))
         finally:
             self.scope, self.counters = saved_scope, saved_counters
             self.macro_mode, self.in_fn = False, False
-        used = {p for p, _ in params if re.search(rf"\b{p}\b", body)}
+        used = set(self.fn_used) if macro else {p for p, _ in params}
         self.fns.append(GraphFn(name, params, result, macro, used))
         return f"{name}({', '.join(p for p, _ in params)}) = {body};"
 
@@ -1589,10 +1601,13 @@ def check_robust(text: str, file: str = "mut.g2pl", run_graph: Graph | None = No
     """Compile `text` at -O2 and -O0: a Program, or a G2PLError rendered as `file:line:col: error: ...`
     with the position inside the text. With `run_graph`, a program that compiles is also run
     (max 60 supersteps): only G2PLErrors may come out. Returns a Failure or None."""
+    from g2pl.api import Program
+    from g2pl.compiler.parser import parse
+
     n_lines = max(1, len(text.splitlines()) + 1)
     for opt in (2, 0):
-        try:
-            prog = g2pl.compile(text, opt=opt, file=file)
+        try:  # (not g2pl.compile: it would take a one-line text without `{`, `=` for a file name)
+            prog = Program(parse(text, file), opt=opt)
         except G2PLError as e:
             try:
                 msg = e.render()

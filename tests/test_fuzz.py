@@ -94,13 +94,13 @@ def _robust(text: str) -> None:
 
 
 @ROBUST
-@given(st.sampled_from(CORPUS), st.sampled_from(CORPUS), st.randoms(use_true_random=False))
+@given(base=st.sampled_from(CORPUS), other=st.sampled_from(CORPUS), rnd=st.randoms(use_true_random=False))
 def test_robust_mutations(base, other, rnd) -> None:
     _robust(fuzzgen.mutate(base[1], rnd, other=other[1]))
 
 
 @ROBUST
-@given(st.sampled_from(CORPUS), st.integers(0, 10_000), st.integers(1, 8))
+@given(base=st.sampled_from(CORPUS), cut=st.integers(0, 10_000), reps=st.integers(1, 8))
 def test_robust_truncate_and_repeat(base, cut, reps) -> None:
     text = base[1]
     _robust(text[: cut % (len(text) + 1)])
@@ -108,7 +108,7 @@ def test_robust_truncate_and_repeat(base, cut, reps) -> None:
 
 
 @settings(max_examples=100, deadline=None, database=None, derandomize=True)
-@given(st.one_of(st.text(max_size=200), st.randoms(use_true_random=False).map(fuzzgen.random_text)))
+@given(text=st.one_of(st.text(max_size=200), st.randoms(use_true_random=False).map(fuzzgen.random_text)))
 def test_robust_random_text(text) -> None:
     _robust(text)
 
@@ -154,7 +154,7 @@ GOOD_EDGES = b"# comment\n1 2 0.5\n2 3 1.5\n% another\n3 10 2\n10 1 0\n"
 
 
 @settings(max_examples=60, deadline=None, database=None, derandomize=True)
-@given(st.binary(max_size=300), st.sampled_from([".txt", ".csv", ".tsv", ".el", ".mtx", ".npz"]))
+@given(data=st.binary(max_size=300), suffix=st.sampled_from([".txt", ".csv", ".tsv", ".el", ".mtx", ".npz"]))
 def test_graph_random_bytes(data: bytes, suffix: str, tmp_path_factory) -> None:
     d = tmp_path_factory.mktemp("g")
     problem = fuzzgen.check_graph_bytes(data, suffix, d)
@@ -162,7 +162,7 @@ def test_graph_random_bytes(data: bytes, suffix: str, tmp_path_factory) -> None:
 
 
 @settings(max_examples=60, deadline=None, database=None, derandomize=True)
-@given(st.randoms(use_true_random=False), st.sampled_from([".txt", ".csv", ".mtx"]))
+@given(rnd=st.randoms(use_true_random=False), suffix=st.sampled_from([".txt", ".csv", ".mtx"]))
 def test_graph_mutated_files(rnd, suffix: str, tmp_path_factory) -> None:
     if suffix == ".mtx":
         base = b"%%MatrixMarket matrix coordinate real general\n% c\n4 4 3\n1 2 0.5\n2 3 1.5\n4 1 2\n"
