@@ -339,49 +339,45 @@ class Runtime:
         """-O0/-O1 transport: one whole program record per cross-rank adjacency entry (Pregel's naive
         messages); the receiver keeps one value per ghost."""
         lg = self.lg
-        rb = max(self.record_bytes, 1)
-        idx = lg.nv_send_idx
-        buf = np.zeros((len(idx), rb), dtype=np.uint8)
-        elems = [_elem_of(a) for a in arrays]
-        layout = [(self._offsets.get(nm, 0), e) for nm, e in zip(names, elems)]
-        for a, (off, e) in zip(arrays, layout):
-            sz = ELEM_SIZE[e]
-            buf[:, off:off + sz] = np.ascontiguousarray(a[idx].astype(K.DTYPES[e])).view(np.uint8).reshape(-1, sz)
+        layout, rb = self._layout(arrays, names)
+        buf = _pack_records(arrays, layout, rb, lg.nv_send_idx)
         recv, _ = self.comm.alltoallv(buf.reshape(-1).view(f"V{rb}"), lg.nv_send_counts, lg.nv_recv_counts)
         rbytes = recv.view(np.uint8).reshape(-1, rb)
         out = []
         for a, (off, e) in zip(arrays, layout):
-            sz = ELEM_SIZE[e]
-            vals = np.ascontiguousarray(rbytes[:, off:off + sz]).view(K.DTYPES[e]).reshape(-1)
             ghosts = np.zeros(lg.n_ghosts, dtype=K.DTYPES[e])
-            ghosts[lg.nv_recv_ghost] = vals
+            ghosts[lg.nv_recv_ghost] = _unpack_field(rbytes, off, e)
             out.append(np.concatenate([a.astype(K.DTYPES[e], copy=False), ghosts]))
         return out
+
+    def _layout(self, arrays, names) -> tuple[list[tuple[int, str]], int]:
+        """(offset, element type) of each field in a record, and the record size: the program's whole
+        record when one is defined (-O0 style), else just these fields back to back."""
+        elems = [_elem_of(a) for a in arrays]
+        if self.record_bytes:
+            return [(self._offsets.get(nm, 0), e) for nm, e in zip(names, elems)], max(self.record_bytes, 1)
+        layout, rb = [], 0
+        for e in elems:
+            layout.append((rb, e))
+            rb += ELEM_SIZE[e]
+        return layout, max(rb, 1)
+
+    def _senders(self, sendm) -> tuple[np.ndarray, np.ndarray, tuple | None]:
+        """Mirrors that send (all, or those whose sender condition holds), counts per destination, and
+        the presence bitmaps (None when everyone sends)."""
+        lg = self.lg
+        if sendm is None:
+            return lg.send_idx, lg.send_counts, None
+        sel = sendm[lg.send_idx]
+        bits = _packbits_segments(sel, lg.send_counts)
+        return lg.send_idx[sel], _segment_counts(sel, lg.send_counts), bits
 
     def _exchange_records(self, arrays, names, sendm) -> list[np.ndarray]:
         """Fixed-size records (the program's record at -O0), optionally only from present mirrors."""
         lg = self.lg
-        elems = [_elem_of(a) for a in arrays]
-        if self.record_bytes:
-            layout = [(self._offsets.get(nm, 0), e) for nm, e in zip(names, elems)]
-            rb = self.record_bytes
-        else:
-            layout, rb = [], 0
-            for e in elems:
-                layout.append((rb, e))
-                rb += ELEM_SIZE[e]
-        rb = max(rb, 1)
-        idx = lg.send_idx
-        counts = lg.send_counts
-        bits = None
-        if sendm is not None:
-            sel = sendm[idx]
-            bits, counts = self._presence(sel, lg.send_counts), _segment_counts(sel, lg.send_counts)
-            idx = idx[sel]
-        buf = np.zeros((len(idx), rb), dtype=np.uint8)
-        for a, (off, e) in zip(arrays, layout):
-            sz = ELEM_SIZE[e]
-            buf[:, off:off + sz] = np.ascontiguousarray(a[idx].astype(K.DTYPES[e])).view(np.uint8).reshape(-1, sz)
+        layout, rb = self._layout(arrays, names)
+        idx, counts, bits = self._senders(sendm)
+        buf = _pack_records(arrays, layout, rb, idx)
         present = None
         if bits is not None:
             present = self._recv_presence(bits)
@@ -389,11 +385,7 @@ class Runtime:
         else:
             recv, _ = self.comm.alltoallv(buf.reshape(-1).view(f"V{rb}"), counts, lg.recv_counts)
         rbytes = recv.view(np.uint8).reshape(-1, rb)
-        out = []
-        for a, (off, e) in zip(arrays, layout):
-            sz = ELEM_SIZE[e]
-            vals = np.ascontiguousarray(rbytes[:, off:off + sz]).view(K.DTYPES[e]).reshape(-1)
-            out.append(self._ext(a, vals, present, e))
+        out = [self._ext(a, _unpack_field(rbytes, off, e), present, e) for a, (off, e) in zip(arrays, layout)]
         if sendm is not None:
             out.append(np.concatenate([sendm, present]))
         return out
@@ -401,13 +393,7 @@ class Runtime:
     def _exchange_packed(self, arrays, sendm) -> list[np.ndarray]:
         """Only the needed fields: bool fields bit-packed, others as values, per destination rank."""
         lg = self.lg
-        idx = lg.send_idx
-        counts = lg.send_counts
-        bits = None
-        if sendm is not None:
-            sel = sendm[idx]
-            bits, counts = self._presence(sel, lg.send_counts), _segment_counts(sel, lg.send_counts)
-            idx = idx[sel]
+        idx, counts, bits = self._senders(sendm)
         present = self._recv_presence(bits) if bits is not None else None
         n_recv = int(lg.recv_counts.sum()) if present is None else int(np.count_nonzero(present))
         out = []
@@ -426,9 +412,6 @@ class Runtime:
         if sendm is not None:
             out.append(np.concatenate([sendm, present]))
         return out
-
-    def _presence(self, sel: np.ndarray, seg_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return _packbits_segments(sel, seg_counts)
 
     def _recv_presence(self, bits: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """Presence of each ghost (in ghost order), from the senders' bitmaps."""
@@ -826,6 +809,19 @@ class Runtime:
             arr = arr[self.lg.edge_owned]
         parts = self.comm.gather(arr)
         return None if parts is None else np.concatenate(parts)
+
+
+def _pack_records(arrays, layout, rb: int, idx: np.ndarray) -> np.ndarray:
+    """Rows of `rb` bytes, one per sending vertex in `idx`, each field's bytes at its offset."""
+    buf = np.zeros((len(idx), rb), dtype=np.uint8)
+    for a, (off, e) in zip(arrays, layout):
+        sz = ELEM_SIZE[e]
+        buf[:, off:off + sz] = np.ascontiguousarray(a[idx].astype(K.DTYPES[e])).view(np.uint8).reshape(-1, sz)
+    return buf
+
+
+def _unpack_field(rbytes: np.ndarray, off: int, e: str) -> np.ndarray:
+    return np.ascontiguousarray(rbytes[:, off:off + ELEM_SIZE[e]]).view(K.DTYPES[e]).reshape(-1)
 
 
 def _segment_counts(sel: np.ndarray, seg_counts: np.ndarray) -> np.ndarray:
