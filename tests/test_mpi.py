@@ -189,3 +189,20 @@ def test_degree_renumbering_keeps_answers(tmp_path, graph_file, prog):
     one, _ = run_np(tmp_path, prog, graph, extra, 1)
     two, _ = run_np(tmp_path, prog, graph, [*extra, "--renumber", "degree"], 2)
     assert same(one, two)
+
+
+def test_rank_without_local_edges_does_not_deadlock(tmp_path):
+    """Regression (found by the fuzzer): on a directed graph one rank may own no in-edges at all; the -O0
+    naive broadcast must still be entered by every rank."""
+    g = tmp_path / "g.txt"
+    g.write_text("1 100\n2 100\n3 100\n4 100\n")  # directed: rank 0 owns only sources (no in-edges)
+    prog = tmp_path / "p.g2pl"
+    prog.write_text("main() {\n  n = count [ v | v <- V ];\n  D = { count [ u | u <- nvals v ] | v <- V };\n"
+                    "  m = sum [ d | d <- D ];\n  return n, m;\n}\n")
+    for extra in (["-O0", "--directed"], ["-O0"], ["--directed"]):
+        cmd = g2pl_cmd("run", str(prog), "--graph", str(g), "--np", "2", "--quiet", "--output",
+                       str(tmp_path / "o.json"), *extra)
+        r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        vals = json.loads((tmp_path / "o.json").read_text())["values"]
+        assert vals[0]["value"] == 5 and vals[1]["value"] == (4 if "--directed" in extra else 8)  # n, sum of D

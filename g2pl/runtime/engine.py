@@ -216,7 +216,8 @@ class Runtime:
             entries = (len(lg.in_nbr) if need_in else 0) + (len(lg.out_nbr) if need_out else 0)
         else:
             entries = len(lg.in_nbr)
-        self.naive_entries = entries if (getattr(module, "RECORD_BYTES", 0) and not self.prune) else 0
+        self._naive_broadcast = bool(getattr(module, "RECORD_BYTES", 0)) and not self.prune
+        self.naive_entries = entries if self._naive_broadcast else 0
         self.stats = Stats(ranks=self.comm.size)
         self._pending_msgs = 0
         self._aggs: list[tuple[str, str, str, np.ndarray]] = []
@@ -699,7 +700,9 @@ class Runtime:
 
     def end_superstep(self, state: int) -> None:
         """Close the current superstep: combine aggregators (one Allreduce), record stats, check limits."""
-        if not self.prune and self.naive_entries and not self._exchanged and self.lg.size > 1:
+        # decided from the program alone (never from this rank's share of the graph): every rank must
+        # make the same collective calls, or they wait for each other forever
+        if self._naive_broadcast and not self._exchanged and self.lg.size > 1:
             self.exchange_fields((), ())  # without prune every superstep sends its record to every mirror
         self._reduce_aggregators()
         msgs = self.naive_entries + self._pending_msgs
