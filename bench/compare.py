@@ -180,6 +180,7 @@ def bench_graph(spec: str, a, progs: dict, libs: dict, log) -> dict:
     log(f"\n== {spec}: n={g.n} m={g.m} (loaded in {load_s:.1f} s), root {int(g.ids[root])} "
         f"(degree {int(g.out_indptr[root + 1] - g.out_indptr[root])})")
     out: dict = {"graph": spec, "n": g.n, "m": g.m, "root": int(g.ids[root]), "load_s": load_s,
+                 "loadavg_start": os.getloadavg()[0],
                  "prepare_s": {}, "times": {}, "check": {}, "notes": {}, "errors": {}, "supersteps": {}}
     compiled = Compiled(progs)
 
@@ -294,6 +295,7 @@ def bench_graph(spec: str, a, progs: dict, libs: dict, log) -> dict:
         else:
             run_networkx(spec, a, g, root, refs, out, log)
     out["median"] = {algo: {i: statistics.median(v) for i, v in d.items()} for algo, d in times.items()}
+    out["loadavg_end"] = os.getloadavg()[0]
     return out
 
 
@@ -353,6 +355,7 @@ def matching_end_to_end(spec: str, a, log) -> dict:
                 return {"graph": spec, "error": err.strip()[-300:], "cmd": " ".join(cmd)}
             s = json.loads(stats.read_text())
             runs.append({"time_s": s["time_s"], "load_time_s": s.get("load_time_s"), "wall_s": wall,
+                         "loadavg": os.getloadavg()[0],
                          "max_rss_mib": ru.ru_maxrss / 1024, "supersteps": s["supersteps"]})
             log(f"   matching {spec}: time_s {s['time_s']:.2f} s, process wall {wall:.2f} s, "
                 f"peak RSS {ru.ru_maxrss / 1024:.0f} MiB")
@@ -462,6 +465,10 @@ def report(res: dict) -> str:
         L.append("")
         L.append(f"## {gr['graph']} (n = {gr['n']:,}, m = {gr['m']:,}, root {gr['root']})")
         L.append("")
+        if "loadavg_start" in gr:
+            L.append(f"1-minute load average (machine-wide, {res['machine']['nproc']} cores) at the start / end of "
+                     f"this graph: {gr['loadavg_start']:.1f} / {gr['loadavg_end']:.1f}.")
+            L.append("")
         impls: list[str] = []
         for algo in ALGOS:
             for i in gr["median"].get(algo, {}):
@@ -529,11 +536,13 @@ def report(res: dict) -> str:
         if "error" in mt:
             L.append(f"FAILED: {mt['error']}")
         else:
-            L.append("| run | stats time_s | load_time_s | process wall (incl. generation) | peak RSS | supersteps |")
-            L.append("|---:|---:|---:|---:|---:|---:|")
+            L.append("| run | stats time_s | load_time_s | process wall (incl. generation) | peak RSS | supersteps "
+                     "| load average |")
+            L.append("|---:|---:|---:|---:|---:|---:|---:|")
             for k, r in enumerate(mt["runs"], 1):
+                la = f"{r['loadavg']:.1f}" if "loadavg" in r else "-"
                 L.append(f"| {k} | {r['time_s']:.2f} | {r['load_time_s']:.2f} | {r['wall_s']:.2f} | "
-                         f"{r['max_rss_mib']:.0f} MiB | {r['supersteps']} |")
+                         f"{r['max_rss_mib']:.0f} MiB | {r['supersteps']} | {la} |")
             L.append("")
             L.append(f"Command: `{mt['cmd']}`")
     L.append("")

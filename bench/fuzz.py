@@ -7,7 +7,8 @@
 1. Programs: `tests/fuzzgen.generate(seed)` for seeds S .. S+N-1 (random well-typed programs), each
    compiled at -O0, -O1, -O2 and -O2 with each pass disabled alone and run on three small random
    graphs (1 rank, in process); every configuration's `--output` values must equal -O0's, and any
-   exception but a clean G2PLError is a failure. With `--ranks 2`, `g2pl run --np 2` (the `g2pl`
+   exception but a clean G2PLError is a failure. Programs without rand() are also run by the
+   reference interpreter of tests/fuzzgen.py, whose values must equal -O0's. With `--ranks 2`, `g2pl run --np 2` (the `g2pl`
    of `--g2pl`, default: next to this Python, else /tmp/vm/bin/g2pl) on an edge-list file of one of
    those graphs must give the 1-rank values (every `--mpi-every`-th program; alternately -O2 / -O0,
    undirected / directed).
@@ -74,6 +75,7 @@ def _one_program(seed: int) -> dict[str, Any]:
         out["time"] = time.perf_counter() - t0
         return out
     out["compiled"] = info["compiled"]
+    out["reference"] = info.get("reference", "")
     out["codes"] = info["codes"]
     out["compared"] = info["compiled"] and all(
         st == "ok" for outs in info["outcomes"].values() for st, _ in outs)
@@ -85,7 +87,7 @@ def _one_program(seed: int) -> dict[str, Any]:
 def failure_class(f: dict) -> str:
     """A coarse key telling failures apart: kind, where it happened, the exception type and place."""
     kind, detail = f["kind"], str(f["detail"])
-    if kind in ("mismatch", "mpi-mismatch"):
+    if kind in ("mismatch", "mpi-mismatch", "wrong-values"):
         return f"{kind}: {f['config'].split()[0]}"
     m = re.search(r"(\w+(?:Error|Exception)): .*? at ([\w.<>:-]+?)(?::\d+)? \((\w+|<genexpr>|<listcomp>)\)", detail)
     if m:
@@ -286,8 +288,10 @@ def save_failures(args, progs: dict, mpi: dict | None, robust: dict | None, log)
         fail = fuzzgen.Failure(**{k: f[k] for k in ("kind", "config", "detail", "graph")})
         graphs = [g for g in fuzzgen.random_graphs(seed) if g.name == fail.graph]
         prog = fuzzgen.generate(seed)
-        pred = fuzzgen.failure_predicate(fail.signature(), graphs, seed, mpi_cmd=cmd)
-        small = fuzzgen.minimize(prog.source, pred, budget=min(args.minimize_budget, 60)) \
+        parts = fail.config.split()
+        label = parts[1] if len(parts) > 1 else "O2"
+        pred = fuzzgen.failure_predicate(fail.signature(), graphs, seed, mpi_cmd=cmd, mpi_label=label)
+        small = fuzzgen.minimize(prog.source, pred, budget=min(args.minimize_budget, 80)) \
             if cmd and pred(prog.source) else prog.source
         path = fuzzgen.save_regression(small, fail, seed, graph=graphs[0], rand_seed=seed % 1000)
         saved.append({"seed": seed, "class": cls, "file": str(path.relative_to(REPO))})
@@ -352,6 +356,11 @@ def summarize(args, progs, mpi, robust, saved, total_s) -> tuple[str, dict, bool
                  f"programs with rand(): {sum(1 for r in res if r.get('rand'))}; "
                  f"mean size {sum(r['lines'] for r in res) / max(1, len(res)):.1f} lines; "
                  f"time {progs['time_s']:.0f} s")
+    refs = Counter("skipped (rand())" if "rand()" in r.get("reference", "") else
+                   "skipped (other)" if r.get("reference", "").startswith("skipped") else r.get("reference", "")
+                   for r in res)
+    lines.append("* reference interpreter vs -O0: " + ", ".join(f"{k or 'not run'}: {v}" for k, v in
+                                                               sorted(refs.items())))
     lines.append(f"* programs with a failure: {len({s for s, _ in fails})}")
     for cls, seeds in sorted(by_class.items(), key=lambda t: -len(t[1])):
         tag = f" (known open bug {known_cls[cls]})" if cls in known_cls else " (NEW)"

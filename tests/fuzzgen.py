@@ -161,7 +161,7 @@ def make_args(params: list[tuple[str, str]], graph: Graph, rng: random.Random) -
 
 def params_of(source: str) -> list[tuple[str, str]]:
     """`(name, elem)` of the parameters of procedure `main` (annotated), read back from the text."""
-    m = re.search(r"^main\(([^)]*)\)", source, re.M)
+    m = re.search(r"^(?:procedure )?main\(([^)]*)\)", source, re.M)
     if not m or not m.group(1).strip():
         return []
     out = []
@@ -191,6 +191,7 @@ class ProgramGenerator:
         self.calling: list[str] = []  # functions whose call arguments are being generated
         self.agg_depth = 0  # > 0 while generating the operands of an exchange (aggregation, remote read)
         self.dead = 0  # > 0 while generating a macro argument that the macro ignores
+        self.history: list[tuple[str, Ty]] = []  # (expression, type) of earlier assignments
         self.fn_used: set[str] = set()
         self.rng = random.Random(seed)
         self.n = 0  # name counter
@@ -289,61 +290,72 @@ class ProgramGenerator:
         return ks
 
     def leaf(self, ctx: Ctx, kind: str, elem: str) -> str | None:
-        """A variable, literal, binder or graph read of this type; None if there is none."""
-        opts: list[str] = []
+        """A variable, literal, binder or graph read of this type; None if there is none.
+
+        Inside comprehensions, binder-based values (`x`, `G[u]`, `u in S`, `Weight[e]`) are
+        preferred over variables and literals, so that values differ from element to element."""
+        lits: list[str] = []
+        vars_: list[str] = []
+        local: list[str] = []
         scalar_ok = kind in ("scalar", "local")
         if scalar_ok:
-            opts += self.vars_of(Ty("scalar", elem))
-            if elem != "vid" and (not opts or self.chance(0.5)):
-                opts.append(self.lit(elem))
+            vars_ += self.vars_of(Ty("scalar", elem))
+            if elem != "vid":
+                lits.append(self.lit(elem))
             if elem == "int" and self.counters and not self.in_fn:
-                opts += [c for c in self.counters if c in self.scope]
+                vars_ += [c for c in self.counters if c in self.scope]
         if kind in ("vertex", "edge"):
-            opts += self.vars_of(Ty(kind, elem))
+            vars_ += self.vars_of(Ty(kind, elem))
             if elem == "bool":
-                opts += ["V", "empty"] if kind == "vertex" else ["E", "emptyE"]
+                lits += ["V", "empty"] if kind == "vertex" else ["E", "emptyE"]
             if kind == "vertex" and elem == "vid" and not self.macro_mode:
-                opts.append("id")
+                vars_.append("id")
             if kind == "edge" and elem == "float" and not self.macro_mode:
-                opts.append("Weight")
+                vars_.append("Weight")
         if ctx.dom in ("V", "A") and kind == "local":
             for b in ctx.vbinders:
                 if b.value == elem:
-                    opts.append(b.name)
+                    local.append(b.name)
             if not self.in_fn:  # (a function's graph parameter may be replaced by a whole comprehension)
-                opts += self.vars_of(Ty("vertex", elem))  # bare: the value at the centre
+                local += self.vars_of(Ty("vertex", elem))  # bare: the value at the centre
             if elem == "vid":
-                opts.append("id")
+                local.append("id")
         if ctx.dom == "E" and kind == "local":
             if not self.in_fn:
-                opts += self.vars_of(Ty("edge", elem))  # bare: the value at this edge
+                local += self.vars_of(Ty("edge", elem))  # bare: the value at this edge
             if elem == "float":
-                opts.append("Weight")
+                local.append("Weight")
             if ctx.edge and ctx.edge_value == elem:
-                opts.append(ctx.edge)
+                local.append(ctx.edge)
             if elem == "vid":
-                opts += [b.name for b in ctx.verts]
+                local += [b.name for b in ctx.verts]
         if kind == "local" and ctx.dom != "T":
             # reads at binders: X[b], H[e], Weight[e], id[b], b in S, e in A
             for b in ctx.vbinders:
                 for g in self.vars_of(Ty("vertex", elem)):
-                    opts.append(f"{g}[{b.name}]")
+                    local.append(f"{g}[{b.name}]")
                 if elem == "vid":
-                    opts.append(f"id[{b.name}]")
+                    local.append(f"id[{b.name}]")
                 if elem == "bool":
                     for s in self.vars_of(Ty("vertex", "bool")):
-                        opts.append(f"({b.name} in {s})")
+                        local.append(f"({b.name} in {s})")
             if ctx.edge:
                 for h in self.vars_of(Ty("edge", elem)):
-                    opts.append(f"{h}[{ctx.edge}]")
+                    local.append(f"{h}[{ctx.edge}]")
                 if elem == "float":
-                    opts.append(f"Weight[{ctx.edge}]")
+                    local.append(f"Weight[{ctx.edge}]")
                 if elem == "bool":
                     for s in self.vars_of(Ty("edge", "bool")):
-                        opts.append(f"({ctx.edge} in {s})")
-        if not opts:
+                        local.append(f"({ctx.edge} in {s})")
+        p_lit = 0.1 if elem == "bool" else 0.25
+        if local and self.chance(0.7):
+            choice = self.pick(local)
+        elif lits and (self.chance(p_lit) or not (vars_ or local)):
+            choice = self.pick(lits)
+        elif vars_ or local:
+            choice = self.pick(vars_ + local)
+        else:
             return None
-        choice = self.pick(opts)
         if self.macro_mode and self.dead == 0 and choice in self.scope:
             self.fn_used.add(choice)  # this parameter decides the kind of the macro's result
         return choice
@@ -540,7 +552,13 @@ class ProgramGenerator:
 
     def filters(self, ctx: Ctx, d: int, k: int | None = None) -> list[str]:
         n = self.rng.choice([0, 0, 1, 1, 2]) if k is None else k
-        return [self.gen(ctx, "local", "bool", d - 1) for _ in range(n)]
+        # known bug B6: prune evaluates an edge filter twice (the send condition, the mask): no rand() there
+        no_rand = self.avoid_known and ctx.dom == "E"
+        self.agg_depth += no_rand
+        try:
+            return [self.gen(ctx, "local", "bool", d - 1) for _ in range(n)]
+        finally:
+            self.agg_depth -= no_rand
 
     def vctx(self, d: int) -> tuple[str, Ctx]:
         """A vertex generator `x <- SRC` and the context it opens."""
@@ -572,9 +590,19 @@ class ProgramGenerator:
         text = f"{{ {head} | {q} }}"
         if self.avoid_known and kind == "edge" and elem == "vid":
             text = _with_filter(text)  # known bug B5: `{ u | (u, v) <- E }` read as a graph gives vertex IDs
-        if self.avoid_known and self.scope.get(head, Ty("", "")).kind == "scalar":
-            text = _with_filter(text)  # known bug B3: `{ c | x <- V }` read as a graph is the scalar c
+        if self.avoid_known and not self.looks_local(head, ctx):
+            text = _with_filter(text)  # known bug B3: `{ c | x <- V }` (a scalar head) is the scalar c
         return text
+
+    def looks_local(self, text: str, ctx: Ctx) -> bool:
+        """Does `text` (probably) vary per element: a binder, a graph variable, `id`, `Weight`, rand()?"""
+        binders = {b.name for b in ctx.vbinders} | ({ctx.edge} if ctx.edge else set())
+        if any(m in binders for m in re.findall(r"nvals (\w+)", text)):
+            return True  # a neighbourhood aggregation centred here
+        outside = _strip_aggs(text)  # a global aggregation is a scalar whatever it contains
+        names = set(re.findall(r"[A-Za-z_]\w*", outside))
+        local = binders | {"id", "Weight", "rand"} | {n for n, t in self.scope.items() if t.kind != "scalar"}
+        return bool(names & local)
 
     def union(self, d: int) -> str:
         if self.chance(0.5):
@@ -749,7 +777,7 @@ class ProgramGenerator:
         return f"{f.name}({', '.join(args)})"
 
     def rand_ok(self) -> bool:
-        """Known bug B4: `merge` moves exchanges that call rand() (changing the random stream)."""
+        """Known bugs B4/B6: `merge` moves exchanges that call rand(), `prune` re-evaluates edge filters."""
         if self.avoid_known:
             return not self.macro_mode and self.agg_depth == 0
         return True
@@ -789,7 +817,8 @@ class ProgramGenerator:
             self.macro_mode, self.in_fn = False, False
         used = set(self.fn_used) if macro else {p for p, _ in params}
         self.fns.append(GraphFn(name, params, result, macro, used))
-        return f"{name}({', '.join(p for p, _ in params)}) = {body};"
+        kw = "function " if self.chance(0.15) else ""
+        return f"{kw}{name}({', '.join(p for p, _ in params)}) = {body};"
 
     # ---------------------------------------------------------------- statements
 
@@ -811,10 +840,24 @@ class ProgramGenerator:
             value = self.gen(TOP, "scalar", elem, d)
         else:
             ann = f" : {ty.ann(self.rng)}" if self.chance(0.2) else ""
-            value = self.gen(TOP, kind, elem, d)
+            value = self.repeat(ty) or self.gen(TOP, kind, elem, d)
+            self.history.append((value, ty))
         self.emit(depth, f"{name}{ann} = {value};")
         self.scope[name] = ty
         self.all_names[name] = ty
+
+    def repeat(self, ty: Ty) -> str | None:
+        """Sometimes an expression generated before again (for reuse / merge / reorder to act on)."""
+        if not self.chance(0.15):
+            return None
+        cands = []
+        for text, t in self.history:
+            if t != ty:
+                continue
+            names = set(re.findall(r"[A-Za-z_]\w*", text))
+            if all(n in self.scope for n in names if n in self.all_names or n in dict(self.params)):
+                cands.append(text)
+        return self.pick(cands) if cands else None
 
     def reassign(self, depth: int, name: str | None = None) -> bool:
         names = self.assignable()
@@ -829,7 +872,8 @@ class ProgramGenerator:
             op = self.pick(["\\", "&&", "||"])
             value = f"{name} {op} {self.gen(TOP, 'vertex', 'bool', d)}"
         else:
-            value = self.gen(TOP, ty.kind, ty.elem, d)
+            value = self.repeat(ty) or self.gen(TOP, ty.kind, ty.elem, d)
+            self.history.append((value, ty))
         self.emit(depth, f"{name} = {value};")
         return True
 
@@ -891,13 +935,13 @@ class ProgramGenerator:
             shrink = self.pick(sets)
             cond = f"{shrink} != empty && {cond}" if self.chance(0.5) else f"{cond} && ({shrink} != empty)"
         elif r < 0.55:
-            cond = f"{cond} && {self.gen(TOP, 'scalar', 'bool', 1)}"
+            cond = f"{cond} && {self.gen(TOP, 'scalar', 'bool', 2)}"
         self.emit(depth, f"while ({cond}) {{")
 
         def body() -> None:
             if shrink:
                 self.emit(depth + 1, f"{shrink} = {shrink} \\ {self.gen(TOP, 'vertex', 'bool', 2)};")
-            self.block(depth + 1, self.rng.randint(1, 3), loop_level + 1)
+            self.block(depth + 1, self.rng.randint(1, 4), loop_level + 1)
             self.emit(depth + 1, f"{i} = {i} + 1;")
 
         self.scoped(body)
@@ -926,7 +970,7 @@ class ProgramGenerator:
             if self.chance(0.3):
                 self.params.append((pname, elem))
                 self.scope[pname] = Ty("scalar", elem)
-        n = r.randint(2, 7)
+        n = r.randint(3, 9)
         for j in range(n):
             self.statement(1, 0)
             if j == n // 2 and self.chance(0.08):  # an early return under a condition
@@ -934,7 +978,8 @@ class ProgramGenerator:
                 self.scoped(lambda: self.return_stmt(2))
                 self.emit(1, "}")
         self.return_stmt(1)
-        head = f"main({', '.join(f'{p}: {e}' for p, e in self.params)}) {{"
+        kw = "procedure " if self.chance(0.15) else ""
+        head = f"{kw}main({', '.join(f'{p}: {e}' for p, e in self.params)}) {{"
         proc = [head, *self.lines, "}"]
         if fn_lines and self.chance(0.5):
             text = "\n".join([*fn_lines, *proc])
@@ -955,6 +1000,24 @@ def generate(seed: int) -> GenProgram:
         except _Budget:
             continue
     raise RuntimeError(f"seed {seed}: could not generate a program within the size budget")
+
+
+def _strip_aggs(text: str) -> str:
+    """`text` without the bodies of its aggregations `AGG [ ... ]`."""
+    out, i = [], 0
+    for m in re.finditer(r"\b(?:sum|min|max|and|or|count|avg|argmin|argmax|union) \[", text):
+        if m.start() < i:
+            continue
+        depth, j = 0, m.end() - 1
+        while j < len(text):
+            depth += {"[": 1, "]": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+            j += 1
+        out.append(text[i:m.start()])
+        i = j + 1
+    out.append(text[i:])
+    return "".join(out)
 
 
 def _with_filter(text: str) -> str:
@@ -1001,14 +1064,20 @@ def random_graphs(seed: int, count: int = 3) -> list[TestGraph]:
     out = []
     for j in range(count):
         directed = j % 2 == 1
-        n = rng.choice([1, 2, 4, 6, 8, 11, 14]) if j != 0 else rng.randint(6, 14)
+        n = rng.choice([1, 2, 4, 6, 8, 11, 14, 20, 30]) if j != 0 else rng.randint(6, 14)
         ids = sorted(rng.sample(range(0, 60 + 10 * n), n))
         m = rng.randint(0, 2 * n) if n > 1 else 0
         edges = []
         for _ in range(m):
             a, b = rng.sample(ids, 2)
             edges.append((a, b, rng.choice([0.0, 0.5, 1.0, 1.5, 2.0, 3.25, 7.0])))
+        if edges and rng.random() < 0.3:  # duplicates (merged, smallest weight kept) and reversed copies
+            a, b, w = rng.choice(edges)
+            edges.append((b, a, w + 1.0) if rng.random() < 0.5 else (a, b, max(0.0, w - 0.5)))
         touched = {x for a, b, _ in edges for x in (a, b)}
+        if touched and rng.random() < 0.3:  # a dropped self-loop on a vertex with edges
+            x = rng.choice(sorted(touched))
+            edges.append((x, x, 2.0))
         edges += [(x, x, 1.0) for x in ids if x not in touched]  # isolated vertices
         src = [a for a, _, _ in edges]
         dst = [b for _, b, _ in edges]
@@ -1179,8 +1248,13 @@ def run_configs(source: str, graphs: list[TestGraph], args: list[dict], seed: in
 
 
 def differential(prog: GenProgram | str, graphs: list[TestGraph] | None = None, seed: int = 0,
-                 configs=CONFIGS) -> tuple[list[Failure], dict[str, Any]]:
-    """The 1-rank differential oracle for a generated program (or source text) on small graphs."""
+                 configs=CONFIGS, reference: bool = True) -> tuple[list[Failure], dict[str, Any]]:
+    """The 1-rank differential oracle for a generated program (or source text) on small graphs.
+
+    With `reference`, programs without rand() are also run by the reference interpreter, whose
+    values must equal those of the first configuration (-O0): a `wrong-values` failure if not.
+    `info["reference"]` says what happened: "agree", "skipped: why", or "differs".
+    """
     if isinstance(prog, str):
         src, params, pseed = prog, params_of(prog), seed
     else:
@@ -1191,7 +1265,35 @@ def differential(prog: GenProgram | str, graphs: list[TestGraph] | None = None, 
     failures, info = run_configs(src, graphs, args, seed=pseed % 1000, configs=configs)
     info["args"] = args
     info["graphs"] = graphs
+    info["reference"] = "skipped: not asked"
+    if reference:
+        failures += reference_check(src, graphs, args, info)
     return failures, info
+
+
+def reference_check(src: str, graphs: list[TestGraph], args: list[dict], info: dict[str, Any]) -> list[Failure]:
+    """Compare the first configuration's values with the reference interpreter's (see `differential`)."""
+    label = next(iter(info["outcomes"]))
+    out: list[Failure] = []
+    status = "agree"
+    for gi, tg in enumerate(graphs):
+        st, val = info["outcomes"][label][gi]
+        if st != "ok":
+            continue
+        try:
+            with time_limit(60):
+                ref = reference_values(src, tg.graph, args[gi])
+        except RefUnsupported as e:
+            info["reference"] = f"skipped: {e}"
+            return []
+        except Exception as e:  # noqa: BLE001 - a problem of the reference itself, not of the compiler
+            info["reference"] = f"skipped: reference error {_exc_text(e)}"
+            return []
+        if not _values_equal(ref, val):
+            status = "differs"
+            out.append(Failure("wrong-values", f"{label} vs reference", _first_diff(ref, val), tg.name))
+    info["reference"] = status
+    return out
 
 
 # ---- two ranks
@@ -1235,20 +1337,31 @@ def run_mpi(source: str, tg: TestGraph, args: dict, seed: int, cmd: list[str], n
             argv += ["--arg", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]
         env = os.environ.copy()
         env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        # a session of its own, so that a hung run (g2pl -> mpiexec -> ranks) can be killed as a whole
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=td,
+                                start_new_session=True)
         try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=td)
+            _, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            return "mpi-error", f"timed out after {timeout} s"
-        if p.returncode != 0 or not out.exists():
-            return "mpi-error", f"exit {p.returncode}: {_short(p.stderr.strip(), 1500)}"
+            import signal
+
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.communicate()
+            return "mpi-error", f"timed out after {timeout} s (a hang: no result)"
+        if proc.returncode != 0 or not out.exists():
+            return "mpi-error", f"exit {proc.returncode}: {_short(stderr.strip(), 1500)}"
         return "ok", json.loads(out.read_text())["values"]
 
 
 def mpi_check(prog: GenProgram | str, cmd: list[str], info: dict[str, Any], which: int = 0,
-              opt_label: str = "O2") -> list[Failure]:
+              opt_label: str = "O2", timeout: float = 60, seed: int | None = None) -> list[Failure]:
     """Compare `g2pl run --np 2` (config `opt_label`) with the 1-rank result of the same config."""
     src = prog if isinstance(prog, str) else prog.source
-    seed = (prog.seed if not isinstance(prog, str) else 0) % 1000
+    if seed is None:
+        seed = (prog.seed if not isinstance(prog, str) else 0) % 1000
     tg = info["graphs"][which]
     args = info["args"][which]
     one = info["outcomes"].get(opt_label)
@@ -1256,13 +1369,592 @@ def mpi_check(prog: GenProgram | str, cmd: list[str], info: dict[str, Any], whic
         return []
     opt = dict((lbl, (o, d)) for lbl, o, d in CONFIGS)[opt_label]
     extra = (f"-O{opt[0]}", *(x for p in opt[1] for x in ("--disable-pass", p)))
-    st, val = run_mpi(src, tg, args, seed, cmd, extra=extra)
+    st, val = run_mpi(src, tg, args, seed, cmd, extra=extra, timeout=timeout)
     if st != "ok":
         return [Failure("mpi-error", f"np2 {opt_label}", val, tg.name)]
     if _canon(val) != _canon(one[which][1]):
         return [Failure("mpi-mismatch", f"np2 {opt_label} vs np1 {opt_label}", _first_diff(one[which][1], val),
                         tg.name)]
     return []
+
+
+# =====================================================================================
+# A reference interpreter: an independent oracle for programs without rand()
+# =====================================================================================
+#
+# Evaluates the parsed program directly on the whole graph with NumPy (no IR, no plan, no
+# supersteps, no generated code), following the spec: binders are index arrays over a
+# domain (all vertices, all edges, or the adjacency entries of a neighbourhood aggregation),
+# whole-graph sub-expressions are evaluated at top level, neighbourhood aggregations are
+# computed for every vertex and read at their centre. Only the variables' element types come
+# from the compiler (its type inference joins every assignment). It catches wrong results
+# that every configuration shares (the differential oracle cannot).
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_NPT = {"bool": np.bool_, "int": np.int64, "float": np.float64, "vid": np.int64}
+_DEF = {"bool": False, "int": 0, "float": 0.0, "vid": -1}
+
+
+class RefUnsupported(Exception):
+    """The reference interpreter does not handle this program (it is skipped, not failed)."""
+
+
+class _Return(Exception):
+    def __init__(self, values):
+        self.values = values
+
+
+def _rjoin(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if {a, b} <= {"int", "float", "vid"}:
+        return "float" if "float" in (a, b) else "vid"
+    raise RefUnsupported(f"join of {a} and {b}")
+
+
+@dataclass
+class RV:
+    kind: str  # scalar | vertex | edge (top level) | local (inside a comprehension)
+    elem: str
+    data: Any  # a NumPy scalar or array
+
+
+@dataclass
+class RB:
+    """A bound element: per domain element, the vertex/edge index and the value."""
+
+    ekind: str  # vertex | edge
+    idx: np.ndarray
+    value: np.ndarray | None  # None: no value of its own
+    velem: str
+    src: np.ndarray | None = None  # vertex binders: their source graph over ALL vertices (None: true)
+    selem: str = "bool"
+
+
+@dataclass
+class RCtx:
+    dom: str  # T V E A
+    size: int = 0
+    binders: dict[str, RB] = field(default_factory=dict)
+    centre: str | None = None
+    eidx: np.ndarray | None = None  # E: the edge of each domain element
+
+
+_RTOP = RCtx("T")
+
+
+def _cast(data, elem: str):
+    return np.asarray(data).astype(_NPT[elem]) if isinstance(data, np.ndarray) else _NPT[elem](data)
+
+
+def _rkind(*vals: RV) -> str:
+    kinds = {v.kind for v in vals} - {"scalar"}
+    if not kinds:
+        return "scalar"
+    if len(kinds) > 1:
+        raise RefUnsupported(f"kinds {kinds}")
+    return kinds.pop()
+
+
+_fresh_ref = iter(range(1, 10**9))
+
+
+def _ref_expand(fn, args):
+    """Hygienic inlining, written independently of g2pl.compiler.inline."""
+    from g2pl.compiler import ast as A
+
+    def ren(e, m):
+        if isinstance(e, A.Name):
+            return A.Name(e.span, m.get(e.id, e.id))
+        if isinstance(e, (A.IntLit, A.FloatLit)):
+            return e
+        if isinstance(e, A.BinOp):
+            return A.BinOp(e.span, e.op, ren(e.left, m), ren(e.right, m), e.op_span)
+        if isinstance(e, A.UnOp):
+            return A.UnOp(e.span, e.op, ren(e.operand, m))
+        if isinstance(e, A.Cond):
+            return A.Cond(e.span, ren(e.cond, m), ren(e.then, m), ren(e.other, m))
+        if isinstance(e, A.Call):
+            return A.Call(e.span, e.func, tuple(ren(a, m) for a in e.args), e.name_span)
+        if isinstance(e, A.Index):
+            return A.Index(e.span, ren(e.base, m), ren(e.index, m))
+        if isinstance(e, (A.SetComp, A.Agg)):
+            m2 = dict(m)
+            quals = []
+            for q in e.quals:
+                if isinstance(q, A.Generator):
+                    src = q.source
+                    src = A.NvalsSource(m2.get(src.centre, src.centre), src.out, src.span) \
+                        if isinstance(src, A.NvalsSource) else ren(src, m2)
+                    new = {n: f"{n}%{next(_fresh_ref)}" for n in q.names}
+                    m2.update(new)
+                    quals.append(A.Generator(tuple(new[n] for n in q.names), src, q.span))
+                else:
+                    quals.append(A.Filter(ren(q.expr, m2), q.span))
+            if isinstance(e, A.SetComp):
+                return A.SetComp(e.span, ren(e.head, m2), tuple(quals))
+            return A.Agg(e.span, e.op, tuple(ren(h, m2) for h in e.heads), tuple(quals), e.op_span, e.is_list)
+        raise RefUnsupported(type(e).__name__)
+
+    def sub(e, env):
+        if isinstance(e, A.Name):
+            return env.get(e.id, e)
+        if isinstance(e, (A.IntLit, A.FloatLit)):
+            return e
+        if isinstance(e, A.BinOp):
+            return A.BinOp(e.span, e.op, sub(e.left, env), sub(e.right, env), e.op_span)
+        if isinstance(e, A.UnOp):
+            return A.UnOp(e.span, e.op, sub(e.operand, env))
+        if isinstance(e, A.Cond):
+            return A.Cond(e.span, sub(e.cond, env), sub(e.then, env), sub(e.other, env))
+        if isinstance(e, A.Call):
+            return A.Call(e.span, e.func, tuple(sub(a, env) for a in e.args), e.name_span)
+        if isinstance(e, A.Index):
+            return A.Index(e.span, sub(e.base, env), sub(e.index, env))
+        quals = []
+        for q in e.quals:
+            if isinstance(q, A.Generator):
+                src = q.source
+                if isinstance(src, A.NvalsSource):
+                    a = env.get(src.centre)
+                    if a is not None:
+                        if not isinstance(a, A.Name):
+                            raise RefUnsupported("nvals of a non-name argument")
+                        src = A.NvalsSource(a.id, src.out, src.span)
+                else:
+                    src = sub(src, env)
+                quals.append(A.Generator(q.names, src, q.span))
+            else:
+                quals.append(A.Filter(sub(q.expr, env), q.span))
+        if isinstance(e, A.SetComp):
+            return A.SetComp(e.span, sub(e.head, env), tuple(quals))
+        return A.Agg(e.span, e.op, tuple(sub(h, env) for h in e.heads), tuple(quals), e.op_span, e.is_list)
+
+    return sub(ren(fn.body, {}), {p.name: a for p, a in zip(fn.params, args)})
+
+
+class Reference:
+    """Runs procedure `entry` of a parsed module on a Graph (see the section comment)."""
+
+    MAX_ITERS = 10_000
+
+    def __init__(self, module, graph: Graph, var_types: dict[str, tuple[str, str]]) -> None:
+        self.mod = module
+        self.g = graph
+        self.vt = var_types
+        self.n, self.m = int(graph.n), int(graph.m)
+        self.ids = graph.ids.astype(np.int64)
+        self.env: dict[str, RV] = {}
+        self.adj = {}
+        for out in (False, True):
+            indptr = graph.out_indptr if out else graph.in_indptr
+            nbr = graph.out_nbr if out else graph.in_nbr
+            eid = graph.out_eid if out else graph.in_eid
+            owner = np.repeat(np.arange(self.n), np.diff(indptr))
+            self.adj[out] = (owner.astype(np.int64), np.asarray(nbr, np.int64), np.asarray(eid, np.int64))
+
+    # ---------------------------------------------------------------- statements
+
+    def run(self, entry: str, args: dict[str, Any]) -> list[dict]:
+        proc = self.mod.procedures[entry]
+        for p in proc.params:
+            _, elem = self.vt[p.name]
+            self.env[p.name] = RV("scalar", elem, _NPT[elem](args[p.name]))
+        with np.errstate(all="ignore"):
+            try:
+                self.block(proc.body)
+            except _Return as r:
+                return [self.output(name, v) for name, v in r.values]
+        return []
+
+    def block(self, stmts) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s) -> None:
+        from g2pl.compiler import ast as A
+
+        if isinstance(s, A.Assign):
+            v = self.ev(s.value, _RTOP)
+            kind, elem = self.vt[s.target]
+            data = v.data
+            if v.kind == "scalar" and kind != "scalar":
+                data = np.full(self.n if kind == "vertex" else self.m, data)
+            self.env[s.target] = RV(kind, elem, _cast(data, elem))
+        elif isinstance(s, A.While):
+            for _ in range(self.MAX_ITERS):
+                if not bool(self.ev(s.cond, _RTOP).data):
+                    return
+                self.block(s.body)
+            raise RefUnsupported("too many loop iterations")
+        elif isinstance(s, A.If):
+            self.block(s.then if bool(self.ev(s.cond, _RTOP).data) else s.other)
+        elif isinstance(s, A.Return):
+            vals = []
+            for i, e in enumerate(s.values):
+                if isinstance(e, A.Name) and e.id in self.env:
+                    vals.append((e.id, self.env[e.id]))
+                else:
+                    vals.append((f"ret{i}", self.ev(e, _RTOP)))
+            raise _Return(vals)
+        else:
+            raise RefUnsupported(type(s).__name__)
+
+    def output(self, name: str, v: RV) -> dict:
+        def num(x):
+            if v.elem == "bool":
+                return bool(x)
+            if v.elem == "float":
+                f = float(x)
+                return "nan" if math.isnan(f) else ("inf" if f == math.inf else "-inf" if f == -math.inf else f)
+            return int(x)
+
+        if v.kind == "scalar":
+            val: Any = num(v.data)
+        elif v.kind == "vertex":
+            val = [int(i) for i in self.ids[np.asarray(v.data, bool)]] if v.elem == "bool" else \
+                {str(int(i)): num(x) for i, x in zip(self.ids, v.data)}
+        else:
+            su, sd = self.ids[self.g.src], self.ids[self.g.dst]
+            if v.elem == "bool":
+                val = [[int(a), int(b)] for a, b, x in zip(su, sd, v.data) if x]
+            else:
+                val = [[int(a), int(b), num(x)] for a, b, x in zip(su, sd, v.data)]
+        return {"name": name, "kind": v.kind, "type": v.elem, "value": val}
+
+    # ---------------------------------------------------------------- expressions
+
+    def ev(self, e, ctx: RCtx) -> RV:
+        return getattr(self, "e_" + type(e).__name__)(e, ctx)
+
+    def local(self, ctx: RCtx) -> str:
+        return "scalar" if ctx.dom == "T" else "local"
+
+    def e_IntLit(self, e, ctx):
+        return RV("scalar", "int", np.int64(e.value))
+
+    def e_FloatLit(self, e, ctx):
+        return RV("scalar", "float", np.float64(e.value))
+
+    def centre_idx(self, ctx: RCtx) -> np.ndarray:
+        return ctx.binders[ctx.centre].idx
+
+    def e_Name(self, e, ctx):
+        n = e.id
+        if n in ctx.binders:
+            b = ctx.binders[n]
+            if b.value is None:
+                raise RefUnsupported(f"`{n}` has no value")
+            return RV("local", b.velem, b.value)
+        if n in self.env:
+            v = self.env[n]
+            if v.kind == "scalar" or ctx.dom == "T":
+                return v
+            if v.kind == "vertex" and ctx.dom in ("V", "A"):
+                return RV("local", v.elem, v.data[self.centre_idx(ctx)])
+            if v.kind == "edge" and ctx.dom == "E":
+                return RV("local", v.elem, v.data[ctx.eidx])
+            raise RefUnsupported(f"bare {v.kind} `{n}` in {ctx.dom}")
+        if n in ("true", "false"):
+            return RV("scalar", "bool", np.bool_(n == "true"))
+        if n == "inf":
+            return RV("scalar", "float", np.float64(np.inf))
+        if n in ("V", "empty"):
+            if ctx.dom == "T":
+                return RV("vertex", "bool", np.full(self.n, n == "V"))
+            return RV("scalar", "bool", np.bool_(n == "V"))
+        if n in ("E", "emptyE"):
+            if ctx.dom == "T":
+                return RV("edge", "bool", np.full(self.m, n == "E"))
+            return RV("scalar", "bool", np.bool_(n == "E"))
+        if n == "Weight":
+            if ctx.dom == "T":
+                return RV("edge", "float", self.g.weight.astype(np.float64))
+            if ctx.dom == "E":
+                return RV("local", "float", self.g.weight[ctx.eidx].astype(np.float64))
+        if n == "id":
+            if ctx.dom == "T":
+                return RV("vertex", "vid", self.ids.copy())
+            if ctx.dom in ("V", "A"):
+                return RV("local", "vid", self.ids[self.centre_idx(ctx)])
+        raise RefUnsupported(f"name `{n}` in {ctx.dom}")
+
+    def e_BinOp(self, e, ctx):
+        from g2pl.compiler import ast as A
+
+        op = e.op
+        if op == "in":
+            if isinstance(e.left, A.Name) and e.left.id in ctx.binders:
+                b = ctx.binders[e.left.id]
+                s = self.whole(e.right)
+                return RV("local", "bool", np.asarray(s.data, bool)[b.idx])
+            return self.e_Index(A.Index(e.span, e.right, e.left), ctx)
+        a, b = self.ev(e.left, ctx), self.ev(e.right, ctx)
+        if op in ("==", "!=") and ctx.dom == "T" and a.kind != "scalar" and b.kind != "scalar":
+            same = bool(np.all(np.asarray(a.data) == np.asarray(b.data)))
+            return RV("scalar", "bool", np.bool_(same if op == "==" else not same))
+        kind = _rkind(a, b) if ctx.dom == "T" else ("local" if "local" in (a.kind, b.kind) else "scalar")
+        x, y = a.data, b.data
+        if op in ("&&", "||", "\\"):
+            r = np.logical_and(x, y) if op == "&&" else np.logical_or(x, y) if op == "||" else \
+                np.logical_and(x, np.logical_not(y))
+            return RV(kind, "bool", r)
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            if "float" in (a.elem, b.elem):
+                x, y = _cast(x, "float"), _cast(y, "float")
+            r = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
+                 ">=": np.greater_equal}[op](x, y)
+            return RV(kind, "bool", r)
+        if op == "/":
+            return RV(kind, "float", np.true_divide(_cast(x, "float"), _cast(y, "float")))
+        if op == "%":
+            return RV(kind, "int", np.mod(_cast(x, "int"), _cast(y, "int")))
+        elem = "float" if "float" in (a.elem, b.elem) else "int"
+        x, y = _cast(x, elem), _cast(y, elem)
+        r = {"+": np.add, "-": np.subtract, "*": np.multiply}[op](x, y)
+        return RV(kind, elem, r)
+
+    def e_UnOp(self, e, ctx):
+        v = self.ev(e.operand, ctx)
+        if e.op == "!":
+            return RV(v.kind, "bool", np.logical_not(v.data))
+        elem = "int" if v.elem == "vid" else v.elem
+        return RV(v.kind, elem, np.negative(_cast(v.data, elem)))
+
+    def e_Cond(self, e, ctx):
+        c, a, b = self.ev(e.cond, ctx), self.ev(e.then, ctx), self.ev(e.other, ctx)
+        elem = _rjoin(a.elem, b.elem)
+        kind = _rkind(c, a, b) if ctx.dom == "T" else (
+            "local" if "local" in (c.kind, a.kind, b.kind) else "scalar")
+        r = np.where(c.data, _cast(a.data, elem), _cast(b.data, elem))
+        return RV(kind, elem, r if kind != "scalar" else _NPT[elem](r[()]))
+
+    def e_Call(self, e, ctx):
+        f = e.func
+        if f in self.mod.functions:
+            return self.ev(_ref_expand(self.mod.functions[f], e.args), ctx)
+        if f == "rand":
+            raise RefUnsupported("rand()")
+        args = [self.ev(a, ctx) for a in e.args]
+        kind = _rkind(*args) if ctx.dom == "T" else ("local" if any(a.kind == "local" for a in args) else "scalar")
+        a = args[0]
+        if f in ("min", "max"):
+            b = args[1]
+            elem = _rjoin(a.elem, b.elem)
+            fn = np.minimum if f == "min" else np.maximum
+            return RV(kind, elem, fn(_cast(a.data, elem), _cast(b.data, elem)))
+        if f == "abs":
+            elem = "int" if a.elem == "vid" else a.elem
+            return RV(kind, elem, np.abs(_cast(a.data, elem)))
+        if f == "int":
+            return RV(kind, "int", _cast(a.data, "int"))
+        if f == "float":
+            return RV(kind, "float", _cast(a.data, "float"))
+        fn = {"sqrt": np.sqrt, "log": np.log, "exp": np.exp, "floor": np.floor, "ceil": np.ceil}[f]
+        return RV(kind, "float", fn(_cast(a.data, "float")))
+
+    def whole(self, e) -> RV:
+        """A whole-graph sub-expression (evaluated at top level, like a temporary)."""
+        return self.ev(e, _RTOP)
+
+    def e_Index(self, e, ctx):
+        from g2pl.compiler import ast as A
+
+        idx = e.index
+        if isinstance(idx, A.Name) and idx.id in ctx.binders:
+            b = ctx.binders[idx.id]
+            g = self.whole(e.base)
+            if g.kind == "scalar":
+                raise RefUnsupported("reading a scalar at an element")
+            return RV("local", g.elem, np.asarray(g.data)[b.idx])
+        g = self.whole(e.base)
+        if g.kind != "vertex":
+            raise RefUnsupported("remote read of a non-vertex graph")
+        p = self.ev(idx, ctx)
+        pos = self.g.id_to_index(np.asarray(p.data, np.int64))
+        vals = np.asarray(g.data)[np.maximum(pos, 0)] if self.n else np.zeros(np.shape(pos), _NPT[g.elem])
+        r = np.where(pos >= 0, vals, _DEF[g.elem]).astype(_NPT[g.elem])
+        return RV(p.kind, g.elem, r if p.kind != "scalar" else r[()])
+
+    # ---- comprehensions
+
+    def domain(self, gen, ctx_outer) -> tuple[RCtx, np.ndarray | None, str]:
+        """The context a `{...}`/global generator opens, its membership mask and its kind."""
+        from g2pl.compiler import ast as A
+
+        src = self.whole(gen.source)
+        const = isinstance(gen.source, A.Name) and gen.source.id in ("V", "E", "empty", "emptyE") \
+            and gen.source.id not in self.env
+        data = np.asarray(src.data)
+        mask = data.astype(bool) if src.elem == "bool" else None
+        if src.kind == "vertex":
+            (x,) = gen.names
+            b = RB("vertex", np.arange(self.n), data, src.elem, src=data, selem=src.elem)
+            return RCtx("V", self.n, {x: b}, centre=x), mask, "vertex"
+        if src.kind != "edge":
+            raise RefUnsupported("generator over a scalar")
+        names = gen.names
+        binders: dict[str, RB] = {}
+        eidx = np.arange(self.m)
+        if len(names) in (1, 3):
+            en = names[0] if len(names) == 1 else names[1]
+            binders[en] = RB("edge", eidx, None if const else data, src.elem)
+        if len(names) >= 2:
+            su, sd = np.asarray(self.g.src, np.int64), np.asarray(self.g.dst, np.int64)
+            binders[names[0]] = RB("vertex", su, self.ids[su], "vid", src=None)
+            binders[names[-1]] = RB("vertex", sd, self.ids[sd], "vid", src=None)
+        return RCtx("E", self.m, binders, eidx=eidx), mask, "edge"
+
+    def qualified(self, quals, ctx_outer):
+        from g2pl.compiler import ast as A
+
+        gens = [q for q in quals if isinstance(q, A.Generator)]
+        if len(gens) != 1:
+            raise RefUnsupported("generators")
+        inner, mask, kind = self.domain(gens[0], ctx_outer)
+        for q in quals:
+            if isinstance(q, A.Filter):
+                f = np.broadcast_to(np.asarray(self.ev(q.expr, inner).data, bool), (inner.size,))
+                mask = f if mask is None else np.logical_and(mask, f)
+        return gens[0], inner, mask, kind
+
+    def e_SetComp(self, e, ctx):
+        _, inner, mask, kind = self.qualified(e.quals, ctx)
+        h = self.ev(e.head, inner)
+        data = np.broadcast_to(np.asarray(h.data), (inner.size,))
+        if h.elem == "bool":
+            r = data.astype(bool) if mask is None else np.logical_and(mask, data)
+        else:
+            r = data.astype(_NPT[h.elem]) if mask is None else np.where(mask, data, _DEF[h.elem]).astype(_NPT[h.elem])
+        return RV(kind, h.elem, np.array(r))
+
+    def reduce(self, op: str, vals: np.ndarray, elem: str, vids: np.ndarray | None):
+        """One aggregation over the selected values -> (result elem, NumPy scalar)."""
+        if op == "count":
+            return "int", np.int64(len(vals))
+        if op in ("and", "or"):
+            return "bool", np.bool_(np.all(vals) if op == "and" else np.any(vals))
+        if op == "sum":
+            out = "float" if elem == "float" else "int"
+            return out, _NPT[out](np.sum(vals.astype(_NPT[out]))) if len(vals) else _NPT[out](0)
+        if op == "avg":
+            return "float", np.float64(np.sum(vals.astype(np.float64)) / len(vals)) if len(vals) else np.float64(np.nan)
+        if op in ("min", "max"):
+            if len(vals) == 0:
+                if elem == "float":
+                    return elem, np.float64(np.inf if op == "min" else -np.inf)
+                if elem == "vid":
+                    return elem, np.int64(-1)
+                return elem, np.int64(INT64_MAX if op == "min" else INT64_MIN)
+            return elem, _NPT[elem](vals.min() if op == "min" else vals.max())
+        if op in ("argmin", "argmax"):
+            if len(vals) == 0:
+                return "vid", np.int64(-1)
+            best = vals.min() if op == "argmin" else vals.max()
+            return "vid", np.int64(vids[vals == best].min())
+        raise RefUnsupported(op)
+
+    def e_Agg(self, e, ctx):
+        from g2pl.compiler import ast as A
+
+        gens = [q for q in e.quals if isinstance(q, A.Generator)]
+        if len(gens) == 1 and isinstance(gens[0].source, A.NvalsSource):
+            return self.nbr(e, gens[0], ctx)
+        if e.op == "union":
+            return self.union(e, ctx)
+        _, inner, mask, kind = self.qualified(e.quals, ctx)
+        h = self.ev(e.heads[0], inner)
+        data = np.broadcast_to(np.asarray(h.data), (inner.size,))
+        sel = np.ones(inner.size, bool) if mask is None else mask
+        vids = None
+        if kind == "vertex":
+            vids = self.ids[inner.binders[inner.centre].idx][sel]
+        elem = "int" if h.elem == "bool" and e.op == "sum" else h.elem
+        out, r = self.reduce(e.op, data[sel].astype(_NPT[elem]) if e.op != "count" else data[sel], elem, vids)
+        return RV("scalar", out, r)
+
+    def nbr(self, e, gen, ctx):
+        centre = gen.source.centre
+        cb = ctx.binders.get(centre)
+        if cb is None or cb.ekind != "vertex":
+            raise RefUnsupported("nvals centre")
+        direct = ctx.dom == "V" and ctx.centre == centre
+        if direct:
+            src, selem = cb.value, cb.velem
+        else:
+            src, selem = cb.src, cb.selem
+        if src is None:
+            src, selem = np.ones(self.n, bool), "bool"
+        owner, nb, eid = self.adj[gen.source.out]
+        binders = {centre: RB("vertex", owner, src[owner], selem, src=src, selem=selem),
+                   gen.names[0]: RB("vertex", nb, src[nb], selem, src=src, selem=selem)}
+        if len(gen.names) == 2:
+            binders[gen.names[1]] = RB("edge", eid, None, "bool")
+        inner = RCtx("A", len(owner), binders, centre=centre)
+        mask = np.ones(len(owner), bool)
+        from g2pl.compiler import ast as A
+
+        for q in e.quals:
+            if isinstance(q, A.Filter):
+                mask = np.logical_and(mask, np.broadcast_to(np.asarray(self.ev(q.expr, inner).data, bool),
+                                                            (len(owner),)))
+        h = self.ev(e.heads[0], inner)
+        data = np.broadcast_to(np.asarray(h.data), (len(owner),))
+        elem = "int" if h.elem == "bool" and e.op == "sum" else h.elem
+        out_elem = None
+        res = []
+        for c in range(self.n):
+            sel = mask & (owner == c)
+            vals = data[sel] if e.op == "count" else data[sel].astype(_NPT[elem])
+            out_elem, r = self.reduce(e.op, vals, elem, self.ids[nb[sel]])
+            res.append(r)
+        if out_elem is None:
+            out_elem, _ = self.reduce(e.op, np.zeros(0, _NPT[elem]), elem, np.zeros(0, np.int64))
+        full = np.array(res, dtype=_NPT[out_elem]) if res else np.zeros(0, _NPT[out_elem])
+        return RV("local" if ctx.dom != "T" else "vertex", out_elem, full[cb.idx])
+
+    def union(self, e, ctx):
+        from g2pl.compiler import ast as A
+
+        _, inner, mask, kind = self.qualified(e.quals, ctx)
+        sel = np.ones(inner.size, bool) if mask is None else mask
+        out = np.zeros(self.n, bool)
+        for h in e.heads:
+            if isinstance(h, A.Name) and h.id in inner.binders and inner.binders[h.id].ekind == "vertex":
+                out[inner.binders[h.id].idx[sel]] = True
+                continue
+            p = np.broadcast_to(np.asarray(self.ev(h, inner).data, np.int64), (inner.size,))[sel]
+            pos = self.g.id_to_index(p)
+            out[pos[pos >= 0]] = True
+        return RV("vertex", "bool", out)
+
+
+def reference_values(source: str, graph: Graph, args: dict[str, Any], entry: str = "main") -> list[dict]:
+    """The `--output` values of `entry` on `graph` according to the reference interpreter."""
+    from g2pl.compiler.parser import parse
+
+    if re.search(r"\brand\s*\(", source):
+        raise RefUnsupported("rand()")
+    mod = parse(source, "ref.g2pl")
+    prog = g2pl.compile(source, opt=0, file="ref.g2pl")
+    proc = prog.compilation(entry).proc
+    vt = {k: (t.kind, t.elem) for k, t in proc.vars.items()}
+    vt.update({k: (t.kind, t.elem) for k, t in proc.params})
+    return Reference(mod, graph, vt).run(entry, args)
+
+
+def _values_equal(a: list[dict], b: list[dict]) -> bool:
+    """Exact equality, except floats within 1e-12 (relative)."""
+    def eq(x, y) -> bool:
+        if isinstance(x, float) and isinstance(y, float):
+            return x == y or abs(x - y) <= 1e-12 * max(abs(x), abs(y))
+        if isinstance(x, list) and isinstance(y, list):
+            return len(x) == len(y) and all(eq(p, q) for p, q in zip(x, y))
+        if isinstance(x, dict) and isinstance(y, dict):
+            return x.keys() == y.keys() and all(eq(x[k], y[k]) for k in x)
+        return type(x) is type(y) and x == y
+
+    return eq(a, b)
 
 
 # =====================================================================================
@@ -1452,7 +2144,7 @@ def minimize(source: str, still_fails: Callable[[str], bool], budget: int = 600,
 
 
 def failure_predicate(sig: tuple[str, str], graphs: list[TestGraph], params_seed: int,
-                      mpi_cmd: list[str] | None = None) -> Callable[[str], bool]:
+                      mpi_cmd: list[str] | None = None, mpi_label: str = "O2") -> Callable[[str], bool]:
     """`text -> bool`: does `text` compile at -O0 and fail with the same (kind, config) signature?"""
 
     def pred(text: str) -> bool:
@@ -1460,13 +2152,15 @@ def failure_predicate(sig: tuple[str, str], graphs: list[TestGraph], params_seed
         params = params_of(text)
         args = [make_args(params, tg.graph, rng) for tg in graphs]
         if sig[0] in ("mpi-mismatch", "mpi-error"):
-            fails, info = run_configs(text, graphs, args, seed=params_seed % 1000, configs=CONFIGS[2:3], timeout=20)
+            configs = tuple(c for c in CONFIGS if c[0] == mpi_label)
+            fails, info = run_configs(text, graphs, args, seed=params_seed % 1000, configs=configs, timeout=20)
             if fails or not info["compiled"] or mpi_cmd is None:
                 return False
             info["graphs"], info["args"] = graphs, args
             got = []
             for gi in range(len(graphs)):
-                got += mpi_check(text, mpi_cmd, info, which=gi)
+                got += mpi_check(text, mpi_cmd, info, which=gi, timeout=20, seed=params_seed % 1000,
+                                 opt_label=mpi_label)
             return any(f.kind == sig[0] for f in got)
         configs = tuple(c for c in CONFIGS if c[0] in (CONFIGS[0][0], sig[1]))
         fails, info = run_configs(text, graphs, args, seed=params_seed % 1000, configs=configs, timeout=20)
@@ -1806,7 +2500,9 @@ KNOWN_BUGS: dict[str, str] = {
     "b3_remote_read_const_comprehension": "B3: `({ c | x <- V })[p]` (scalar-variable head) crashes remote_reply",
     "b3b_remote_membership_union": "B3: `id in union [ x | x <- V, pb ]` (a scalar-only mask) crashes remote_reply",
     "b3c_scalar_comprehension_source": "B3: a source `{ pb | z <- V }` is taken to be the scalar pb (crash)",
+    "b3d_aggregate_headed_comprehension": "B3: `G = { max [...] | y <- V }` stores the scalar; G[G] crashes",
     "b4_merge_moves_rand": "B4: merge moves/duplicates an aggregation that calls rand(): -O1/-O2 differ from -O0",
+    "b6_prune_edge_filter_rand": "B6: prune evaluates an edge filter with rand() twice (send condition + mask)",
     "b5_edge_endpoint_comprehension": "B5: `{ x | x <- { u | (u, v) <- E } }` yields vertex IDs by edge index",
     "b5b_edge_endpoint_comprehension_crash": "B5: the same, in a loop: broadcast ValueError at run time",
 }
@@ -1835,14 +2531,16 @@ def _header(text: str, key: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
-def check_regression(path: Path, mpi_cmd: list[str] | None = None) -> list[str]:
+def check_regression(path: Path, mpi_cmd: list[str] | None = None, mpi_timeout: float = 30) -> list[str]:
     """Run one regression file; returns the problems (empty when it behaves).
 
     Header lines (all optional): `// expect: well-typed` (the default: it must compile under every
     configuration and give identical outputs) or `// expect: robust` (compiling may only raise a
     positioned G2PLError, and if it compiles the configurations must agree); `// rand-seed: N`;
     `// graph (undirected|directed; u v weight): a b w; ...` (run on that graph too);
-    `// expect-values: JSON` (the exact `--output` values on that recorded graph, every configuration).
+    `// expect-values: JSON` (the exact `--output` values on that recorded graph, every configuration);
+    `// ranks: 2` and `// mpi-opt: O0|O1|O2` (with `mpi_cmd`: also `g2pl run --np 2` on the recorded
+    graph, which must give the 1-rank values within `mpi_timeout` seconds).
     """
     text = path.read_text()
     expect = _header(text, "expect") or "well-typed"
@@ -1869,7 +2567,8 @@ def check_regression(path: Path, mpi_cmd: list[str] | None = None) -> list[str]:
             st, val = outs[0]
             if st == "ok" and _canon(val) != _canon(want_v):
                 problems.append(f"[wrong-values] {label} on the recorded graph: {_first_diff(want_v, val)}")
-    if mpi_cmd is not None and not problems:
+    if mpi_cmd is not None and not problems and _header(text, "ranks") == "2":
         info["graphs"], info["args"] = graphs, args
-        problems += [str(f) for f in mpi_check(text, mpi_cmd, info, which=0)]
+        problems += [str(f) for f in mpi_check(text, mpi_cmd, info, which=0, timeout=mpi_timeout, seed=seed,
+                                               opt_label=_header(text, "mpi-opt") or "O2")]
     return problems
