@@ -2500,7 +2500,6 @@ KNOWN_BUGS: dict[str, str] = {
     "b3_remote_read_const_comprehension": "B3: `({ c | x <- V })[p]` (scalar-variable head) crashes remote_reply",
     "b3b_remote_membership_union": "B3: `id in union [ x | x <- V, pb ]` (a scalar-only mask) crashes remote_reply",
     "b3c_scalar_comprehension_source": "B3: a source `{ pb | z <- V }` is taken to be the scalar pb (crash)",
-    "b3d_aggregate_headed_comprehension": "B3: `G = { max [...] | y <- V }` stores the scalar; G[G] crashes",
     "b4_merge_moves_rand": "B4: merge moves/duplicates an aggregation that calls rand(): -O1/-O2 differ from -O0",
     "b6_prune_edge_filter_rand": "B6: prune evaluates an edge filter with rand() twice (send condition + mask)",
     "b5_edge_endpoint_comprehension": "B5: `{ x | x <- { u | (u, v) <- E } }` yields vertex IDs by edge index",

@@ -373,7 +373,7 @@ class Lowerer:
         # Retarget the instruction that produced a temp instead of copying it.
         if (
             isinstance(v.ex, ir.Load) and v.ex.var.startswith("$") and self.out
-            and self.out[-1].defs() == (v.ex.var,) and v.kind == kind
+            and self.out[-1].defs() == (v.ex.var,) and v.kind == kind and v.ex.kind == kind
             and not isinstance(self.out[-1], ir.EndpointExchange)
             and self.var_types[name].elem == v.elem
         ):
