@@ -96,6 +96,38 @@ def failure_class(f: dict) -> str:
     return f"{kind}: {m.group(1).strip() if m else detail[:50]}"
 
 
+def running(label: str, p: str) -> bool:
+    """Does configuration `label` run optimizer pass `p`?"""
+    opt, disable = {lbl: (o, d) for lbl, o, d in fuzzgen.CONFIGS}[label]
+    from g2pl.compiler.passes import PIPELINE
+
+    return any(q.name == p and opt >= q.level for q in PIPELINE) and p not in disable
+
+
+def seed_classes(failures: list[dict]) -> list[tuple[str, dict]]:
+    """The failures of one program as (class, a representative failure); the mismatches of several
+    configurations are one class, naming the pass they point at when that is clear."""
+    out: dict[str, dict] = {}
+    mism = [f for f in failures if f["kind"] == "mismatch"]
+    if mism:
+        bad = {f["config"].split()[0] for f in mism}
+        others = [lbl for lbl, _, _ in fuzzgen.CONFIGS[1:]]
+        from g2pl.compiler.passes import PASS_NAMES
+
+        passes = [p for p in PASS_NAMES if {lbl for lbl in others if running(lbl, p)} == bad]
+        what = f"pass {passes[0]}" if len(passes) == 1 else ", ".join(sorted(bad))
+        out[f"mismatch: {what}"] = mism[0]
+    for f in failures:
+        if f["kind"] != "mismatch":
+            out.setdefault(failure_class(f), f)
+    return list(out.items())
+
+
+def known_class(f: dict) -> str | None:
+    """The open bug (fuzzgen.KNOWN_BUGS, by its message) a failure is, if any."""
+    return fuzzgen.known_bug(fuzzgen.Failure(**f))
+
+
 def run_programs(args, log) -> dict[str, Any]:
     seeds = list(range(args.seed, args.seed + args.programs))
     results: list[dict] = []
@@ -258,13 +290,10 @@ def save_failures(args, progs: dict, mpi: dict | None, robust: dict | None, log)
     cmd = [args.g2pl] if args.g2pl else None
     # programs (1 rank)
     for r in progs["results"]:
-        done = set()
-        for f in r["failures"]:
+        for cls, f in seed_classes(r["failures"]):
             fail = fuzzgen.Failure(**f)
-            cls = failure_class(f)
-            if cls in done or fuzzgen.known_bug(fail) or per_class[cls] >= args.max_per_class:
+            if known_class(f) or per_class[cls] >= args.max_per_class:
                 continue
-            done.add(cls)
             per_class[cls] += 1
             prog = fuzzgen.generate(r["seed"])
             graphs = [g for g in fuzzgen.random_graphs(r["seed"]) if g.name == fail.graph] or \
@@ -278,6 +307,7 @@ def save_failures(args, progs: dict, mpi: dict | None, robust: dict | None, log)
                           "lines": small.count("\n"), "minimize_s": round(time.perf_counter() - t0, 1)})
             log(f"  saved {path.relative_to(REPO)} ({cls}; {prog.source.count(chr(10))} -> "
                 f"{small.count(chr(10))} lines)")
+            break  # one file per program
     # two ranks
     for f in (mpi or {}).get("failures", []):
         cls = failure_class(f)
@@ -337,13 +367,12 @@ def summarize(args, progs, mpi, robust, saved, total_s) -> tuple[str, dict, bool
     fails = [(r["seed"], f) for r in res for f in r["failures"]]
     by_class: dict[str, list[int]] = defaultdict(list)
     known_cls: dict[str, str] = {}
-    for s, f in fails:
-        cls = failure_class(f)
-        if s not in by_class[cls]:
-            by_class[cls].append(s)
-        k = fuzzgen.known_bug(fuzzgen.Failure(**f))
-        if k:
-            known_cls[cls] = k
+    for r in res:
+        for cls, f in seed_classes(r["failures"]):
+            by_class[cls].append(r["seed"])
+            k = known_class(f)
+            if k:
+                known_cls[cls] = k
     new_failure = any(cls not in known_cls for cls in by_class)
     lines = ["# Compiler fuzzing (bench/fuzz.py)", ""]
     lines.append(f"`python bench/fuzz.py --programs {args.programs} --robust {args.robust} --ranks {args.ranks} "

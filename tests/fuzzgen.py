@@ -14,15 +14,18 @@ Three parts, used by `tests/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py
   `%` only by positive literals, remote reads only at valid vertex IDs or -1.
 * `differential(prog, graphs)` compiles the program at -O0, -O1, -O2 and -O2 with each pass
   disabled alone, runs every configuration on every graph (1 rank, in process) and compares
-  the `--output` values; `run_mpi(...)` runs `g2pl run --np 2` on an edge-list file for the
-  2-rank comparison. Any exception other than a clean `G2PLError` is a failure too.
+  the `--output` values; programs without rand() are also run by an independent reference
+  interpreter (`Reference`: the parsed program evaluated directly with NumPy, no IR / plan /
+  generated code), whose values must equal -O0's. `run_mpi(...)` runs `g2pl run --np 2` on an
+  edge-list file for the 2-rank comparison. Any exception other than a clean `G2PLError` is a
+  failure too.
 * Robustness: `mutate(text, rng)` (character/token edits, truncation, splicing) and
   `check_robust(text, file)` (compiling may only raise a `G2PLError` rendered as
   `file:line:col: error: ...`); `graph_file_cases()` lists malformed graph files that
   `g2pl.load_graph` must reject with a `G2PLError` naming the file (and the line).
 
 Failing programs are kept in `tests/fuzz_regressions/` (`save_regression`), after
-`minimize(...)` (delta debugging over lines, plus dropping returned values).
+`minimize(...)` (delta debugging over blocks and lines, sub-expressions, returned values).
 """
 
 from __future__ import annotations
@@ -185,11 +188,8 @@ class ProgramGenerator:
 
     MAX_DEPTH = 3
 
-    def __init__(self, seed: int, avoid_known: bool = True) -> None:
+    def __init__(self, seed: int) -> None:
         self.seed = seed
-        self.avoid_known = avoid_known  # steer clear of compiler bugs already reported (see KNOWN_BUGS)
-        self.calling: list[str] = []  # functions whose call arguments are being generated
-        self.agg_depth = 0  # > 0 while generating the operands of an exchange (aggregation, remote read)
         self.dead = 0  # > 0 while generating a macro argument that the macro ignores
         self.history: list[tuple[str, Ty]] = []  # (expression, type) of earlier assignments
         self.fn_used: set[str] = set()
@@ -388,7 +388,7 @@ class ProgramGenerator:
         if r < 0.52:
             return f"(!{self.sub(ctx, kind, 'bool', d)})"
         if r < 0.57 and kind in ("scalar", "local") and (ctx.dom != "T" or kind == "scalar"):
-            return f"(rand() < {self.pick(['0.5', '0.3', '0.8'])})" if self.rand_ok() else None
+            return f"(rand() < {self.pick(['0.5', '0.3', '0.8'])})"
         if r < 0.62:
             return self.cond(ctx, kind, "bool", d)
         if r < 0.67 and kind in ("scalar", "local") and not self.macro_mode:
@@ -397,30 +397,26 @@ class ProgramGenerator:
         if self.macro_mode:
             return self.call_macro(ctx, kind, "bool", d)
         if r < 0.71 and kind in ("scalar", "local"):
-            return self.exch(lambda: self.avg_bool(ctx, d))
+            return self.avg_bool(ctx, d)
         if r < 0.80 and kind in ("scalar", "local"):
-            return self.exch(lambda: self.aggregation(ctx, "bool", d))
+            return self.aggregation(ctx, "bool", d)
         if r < 0.86 and kind == "scalar" and ctx.dom == "T":  # whole-graph comparison
             gk = self.pick(["vertex", "edge"])
             ge = self.pick(ELEMS)
-            self.agg_depth += 1
-            try:
-                a = self.gen(ctx, gk, ge, d - 1)
-                if ge == "bool" and self.chance(0.5):
-                    b = "empty" if gk == "vertex" else "emptyE"
-                else:
-                    b = self.gen(ctx, gk, ge, d - 1)
-            finally:
-                self.agg_depth -= 1
+            a = self.gen(ctx, gk, ge, d - 1)
+            if ge == "bool" and self.chance(0.5):
+                b = "empty" if gk == "vertex" else "emptyE"
+            else:
+                b = self.gen(ctx, gk, ge, d - 1)
             return f"({a} {self.pick(['==', '!='])} {b})"
         if r < 0.92 and kind in ("scalar", "local") and ctx.dom != "A":  # remote membership `p in S`
-            p = self.exch(lambda: self.vid_index(ctx, d))
+            p = self.vid_index(ctx, d)
             s = self.tgraph("vertex", "bool", d - 1)
             return f"({p} in {s})"
         if r < 0.96 and kind in ("vertex", "edge"):
             return self.comprehension(kind, "bool", d)
         if kind == "vertex" and self.chance(0.5):
-            return self.exch(lambda: self.union(d))
+            return self.union(d)
         return self.call_fn(ctx, kind, "bool", d)
 
     def g_int(self, ctx: Ctx, kind: str, d: int) -> str | None:
@@ -447,9 +443,9 @@ class ProgramGenerator:
         if self.macro_mode:
             return self.call_macro(ctx, kind, "int", d)
         if r < 0.82 and kind in ("scalar", "local"):
-            return self.exch(lambda: self.aggregation(ctx, "int", d))
+            return self.aggregation(ctx, "int", d)
         if r < 0.86:
-            return self.exch(lambda: self.remote(ctx, kind, "int", d))
+            return self.remote(ctx, kind, "int", d)
         if r < 0.94 and kind in ("vertex", "edge"):
             return self.comprehension(kind, "int", d)
         return self.call_fn(ctx, kind, "int", d)
@@ -479,14 +475,14 @@ class ProgramGenerator:
             return f"float({self.sub(ctx, kind, self.pick(['int', 'vid', 'bool']), d)})"
         if r < 0.58:
             return self.cond(ctx, kind, "float", d)
-        if r < 0.62 and kind in ("scalar", "local") and self.rand_ok():
+        if r < 0.62 and kind in ("scalar", "local"):
             return "rand()"
         if self.macro_mode:
             return self.call_macro(ctx, kind, "float", d)
         if r < 0.78 and kind in ("scalar", "local"):
-            return self.exch(lambda: self.aggregation(ctx, "float", d))
+            return self.aggregation(ctx, "float", d)
         if r < 0.83:
-            return self.exch(lambda: self.remote(ctx, kind, "float", d))
+            return self.remote(ctx, kind, "float", d)
         if r < 0.92 and kind in ("vertex", "edge"):
             return self.comprehension(kind, "float", d)
         return self.call_fn(ctx, kind, "float", d)
@@ -505,9 +501,9 @@ class ProgramGenerator:
         if self.macro_mode:
             return self.call_macro(ctx, kind, "vid", d)
         if r < 0.62 and kind in ("scalar", "local"):
-            return self.exch(lambda: self.aggregation(ctx, "vid", d))
+            return self.aggregation(ctx, "vid", d)
         if r < 0.80:
-            return self.exch(lambda: self.remote(ctx, kind, "vid", d))
+            return self.remote(ctx, kind, "vid", d)
         if r < 0.92 and kind in ("vertex", "edge"):
             return self.comprehension(kind, "vid", d)
         return self.call_fn(ctx, kind, "vid", d)
@@ -552,13 +548,7 @@ class ProgramGenerator:
 
     def filters(self, ctx: Ctx, d: int, k: int | None = None) -> list[str]:
         n = self.rng.choice([0, 0, 1, 1, 2]) if k is None else k
-        # known bug B6: prune evaluates an edge filter twice (the send condition, the mask): no rand() there
-        no_rand = self.avoid_known and ctx.dom == "E"
-        self.agg_depth += no_rand
-        try:
-            return [self.gen(ctx, "local", "bool", d - 1) for _ in range(n)]
-        finally:
-            self.agg_depth -= no_rand
+        return [self.gen(ctx, "local", "bool", d - 1) for _ in range(n)]
 
     def vctx(self, d: int) -> tuple[str, Ctx]:
         """A vertex generator `x <- SRC` and the context it opens."""
@@ -587,22 +577,7 @@ class ProgramGenerator:
             g, ctx = self.ectx(0 if simple else d)
         head = self.gen(ctx, "local", elem, 0 if simple else d - 1)
         q = g if simple else self.quals(g, ctx, d)
-        text = f"{{ {head} | {q} }}"
-        if self.avoid_known and kind == "edge" and elem == "vid":
-            text = _with_filter(text)  # known bug B5: `{ u | (u, v) <- E }` read as a graph gives vertex IDs
-        if self.avoid_known and not self.looks_local(head, ctx):
-            text = _with_filter(text)  # known bug B3: `{ c | x <- V }` (a scalar head) is the scalar c
-        return text
-
-    def looks_local(self, text: str, ctx: Ctx) -> bool:
-        """Does `text` (probably) vary per element: a binder, a graph variable, `id`, `Weight`, rand()?"""
-        binders = {b.name for b in ctx.vbinders} | ({ctx.edge} if ctx.edge else set())
-        if any(m in binders for m in re.findall(r"nvals (\w+)", text)):
-            return True  # a neighbourhood aggregation centred here
-        outside = _strip_aggs(text)  # a global aggregation is a scalar whatever it contains
-        names = set(re.findall(r"[A-Za-z_]\w*", outside))
-        local = binders | {"id", "Weight", "rand"} | {n for n, t in self.scope.items() if t.kind != "scalar"}
-        return bool(names & local)
+        return f"{{ {head} | {q} }}"
 
     def union(self, d: int) -> str:
         if self.chance(0.5):
@@ -614,8 +589,7 @@ class ProgramGenerator:
                 ps = [self.gen(ctx, "local", "vid", d - 1) for _ in range(self.rng.randint(1, 2))]
                 heads = f"[{', '.join([x, *ps])}]" if self.chance(0.5) else (ps[0] if len(ps) == 1
                                                                               else f"[{', '.join(ps)}]")
-            q = self.quals(g, ctx, d) + (", true" if self.avoid_known else "")  # known bug B3 (a scalar mask)
-            return f"union [ {heads} | {q} ]"
+            return f"union [ {heads} | {self.quals(g, ctx, d)} ]"
         g, ctx = self.ectx(d, need_verts=True)
         u, v = (b.name for b in ctx.verts)
         parts = self.rng.choice([[u, v], [u], [v], [u, "P"], ["P"]])
@@ -640,11 +614,6 @@ class ProgramGenerator:
         if base is None:
             vs = self.vars_of(Ty("vertex", elem))
             base = self.pick(vs) if vs else ("id" if elem == "vid" else self.tgraph("vertex", elem, d - 1))
-        if self.avoid_known:
-            # known bug B3: `({ c | x <- V })[p]` (a scalar variable head, no filter) crashes
-            if re.match(r"[A-Za-z_]\w*\(", base) and not re.fullmatch(r"\w+", base):
-                base = f"(true ? {base} : {base})"
-            base = _with_filter(base)
         if kind in ("vertex", "edge"):  # at top level: G[P] with P a vid graph of that kind
             idx = self.gen(TOP, kind, "vid", d - 1)
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", idx):
@@ -742,19 +711,15 @@ class ProgramGenerator:
     def call_fn(self, ctx: Ctx, kind: str, elem: str, d: int) -> str | None:
         """A call of a whole-graph function returning (kind, elem) (top level only), or of a macro."""
         if ctx.dom == "T" and kind in ("scalar", "vertex", "edge"):
-            cands = [f for f in self.fns if not f.macro and f.result == Ty(kind, elem) and self.callable(f)]
+            cands = [f for f in self.fns if not f.macro and f.result == Ty(kind, elem)]
             if cands and self.chance(0.7):
                 f = self.pick(cands)
-                self.calling.append(f.name)
-                try:
-                    args = [self.gen(ctx, t.kind, t.elem, d - 1) for _, t in f.params]
-                finally:
-                    self.calling.pop()
+                args = [self.gen(ctx, t.kind, t.elem, d - 1) for _, t in f.params]
                 return f"{f.name}({', '.join(args)})"
         return self.call_macro(ctx, kind, elem, d)
 
     def call_macro(self, ctx: Ctx, kind: str, elem: str, d: int) -> str | None:
-        cands = [f for f in self.fns if f.macro and f.result.elem == elem and f.used and self.callable(f)]
+        cands = [f for f in self.fns if f.macro and f.result.elem == elem and f.used]
         if not cands:
             return None
         f = self.pick(cands)
@@ -763,36 +728,14 @@ class ProgramGenerator:
             kinds = [kind if (p == gparam or (p in f.used and self.chance(0.4))) else "scalar" for p, _ in f.params]
         else:
             kinds = [kind] * len(f.params)
-        self.calling.append(f.name)
         args = []
-        try:
-            for (p, t), k in zip(f.params, kinds):
-                self.dead += p not in f.used
-                try:
-                    args.append(self.gen(ctx, k, t.elem, d - 1))
-                finally:
-                    self.dead -= p not in f.used
-        finally:
-            self.calling.pop()
+        for (p, t), k in zip(f.params, kinds):
+            self.dead += p not in f.used
+            try:
+                args.append(self.gen(ctx, k, t.elem, d - 1))
+            finally:
+                self.dead -= p not in f.used
         return f"{f.name}({', '.join(args)})"
-
-    def rand_ok(self) -> bool:
-        """Known bugs B4/B6: `merge` moves exchanges that call rand(), `prune` re-evaluates edge filters."""
-        if self.avoid_known:
-            return not self.macro_mode and self.agg_depth == 0
-        return True
-
-    def exch(self, fn: Callable[[], str | None]) -> str | None:
-        """Generate the operands of an exchange (see `rand_ok`)."""
-        self.agg_depth += 1
-        try:
-            return fn()
-        finally:
-            self.agg_depth -= 1
-
-    def callable(self, f: GraphFn) -> bool:
-        """Known bug B2: `f(f(x))` is rejected as recursion; avoid a call inside its own arguments."""
-        return not (self.avoid_known and f.name in self.calling)
 
     def gen_function(self) -> str:
         macro = self.chance(0.5)
@@ -956,8 +899,6 @@ class ProgramGenerator:
             kind = self.pick(["scalar", "vertex", "edge"])
             elem = self.pick(ELEMS)
             e = self.gen(TOP, kind, elem, 2)
-            if self.avoid_known and kind == "edge" and elem == "float":
-                e = f"max({e}, 0.0)"  # known bug B1: returning `Weight` itself crashes code generation
             vals.append(e)
         self.emit(depth, f"return {', '.join(vals)};")
 
@@ -1000,46 +941,6 @@ def generate(seed: int) -> GenProgram:
         except _Budget:
             continue
     raise RuntimeError(f"seed {seed}: could not generate a program within the size budget")
-
-
-def _strip_aggs(text: str) -> str:
-    """`text` without the bodies of its aggregations `AGG [ ... ]`."""
-    out, i = [], 0
-    for m in re.finditer(r"\b(?:sum|min|max|and|or|count|avg|argmin|argmax|union) \[", text):
-        if m.start() < i:
-            continue
-        depth, j = 0, m.end() - 1
-        while j < len(text):
-            depth += {"[": 1, "]": -1}.get(text[j], 0)
-            if depth == 0:
-                break
-            j += 1
-        out.append(text[i:m.start()])
-        i = j + 1
-    out.append(text[i:])
-    return "".join(out)
-
-
-def _with_filter(text: str) -> str:
-    """`{ h | q }` (possibly in parentheses) with a `, true` filter added; other text unchanged."""
-    t = text.strip()
-    while t.startswith("(") and t.endswith(")") and _balanced(t[1:-1]):
-        t = t[1:-1].strip()
-    if t.startswith("{") and t.endswith("}") and _balanced(t[1:-1]) and not t.endswith(", true }"):
-        return f"({t[:-1].rstrip()}, true }})"
-    return text
-
-
-def _balanced(t: str) -> bool:
-    depth = 0
-    for ch in t:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth < 0:
-                return False
-    return depth == 0
 
 
 # =====================================================================================
@@ -2494,26 +2395,11 @@ def regression_files() -> list[Path]:
 
 #: Regression files of compiler/runtime bugs that are still open (file stem -> bug). The regression
 #: test marks them xfail(strict=True): when a fix lands, the XPASS says to remove the entry here.
-KNOWN_BUGS: dict[str, str] = {
-    "b1_return_weight": "B1: `return Weight;` crashes code generation (AttributeError: no type for @Weight)",
-    "b2_nested_call": "B2: `f(f(1))` is rejected as a recursive function",
-    "b3_remote_read_const_comprehension": "B3: `({ c | x <- V })[p]` (scalar-variable head) crashes remote_reply",
-    "b3b_remote_membership_union": "B3: `id in union [ x | x <- V, pb ]` (a scalar-only mask) crashes remote_reply",
-    "b3c_scalar_comprehension_source": "B3: a source `{ pb | z <- V }` is taken to be the scalar pb (crash)",
-    "b4_merge_moves_rand": "B4: merge moves/duplicates an aggregation that calls rand(): -O1/-O2 differ from -O0",
-    "b6_prune_edge_filter_rand": "B6: prune evaluates an edge filter with rand() twice (send condition + mask)",
-    "b5_edge_endpoint_comprehension": "B5: `{ x | x <- { u | (u, v) <- E } }` yields vertex IDs by edge index",
-    "b5b_edge_endpoint_comprehension_crash": "B5: the same, in a loop: broadcast ValueError at run time",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 
 #: How the open bugs show up in a failure message (so big runs can count them apart from new ones).
-KNOWN_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("B1", r"AttributeError: 'NoneType' object has no attribute 'kind' at codegen\.py"),
-    ("B2", r"recursive function: (\w+) -> \1;"),
-    ("B3", r"object of type '[\w.]+' has no len\(\) at engine\.py:\d+ \(remote_reply\)"),
-    ("B3", r"'(bool|int|float|numpy\.\w+)' object is not subscriptable"),
-)
+KNOWN_PATTERNS: tuple[tuple[str, str], ...] = ()
 
 
 def known_bug(failure: Failure | str) -> str | None:

@@ -126,6 +126,12 @@ def has_rand(e: Ex | None) -> bool:
     return e is not None and any(isinstance(n, Rand) for n in walk(e))
 
 
+def calls_rand(i: Instr) -> bool:
+    """Does instruction `i` draw random numbers? Each evaluation of a rand() site advances its
+    stream, so a pass may neither duplicate it nor run it on a path that did not run it before."""
+    return any(isinstance(v, Ex) and has_rand(v) for v in vars(i).values())
+
+
 # ---------------------------------------------------------------- instructions
 
 

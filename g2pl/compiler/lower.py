@@ -137,6 +137,9 @@ class Lowerer:
         self.rand_sites = 0
         self.out: list[ir.Instr] = []
         self.call_stack: list[str] = []
+        # id(argument expression) -> the call stack of the caller it belongs to: an argument
+        # substituted into an inlined body is still the caller's code (`f(f(1))` is not recursion).
+        self.arg_stacks: dict[int, list[str]] = {}
         self.assigned: set[str] = set()
         self.user_names: dict[str, str] = {}
         self.params: dict[str, ir.Ty] = {}
@@ -302,7 +305,7 @@ class Lowerer:
                 v = self.top(e)
                 name = f"ret{i}"
                 t = self.materialize(v, e.span)
-                vals.append(ir.RetVal(name, t, self.temps.get(t) or self.var_ty(t)))
+                vals.append(ir.RetVal(name, t, self.temps.get(t) or self.var_ty(t) or v.ty()))
             self.emit(ir.ReturnI(s.span, tuple(vals)))
             return assigned, True
         raise TypeError(type(s).__name__)
@@ -398,7 +401,14 @@ class Lowerer:
 
     def ex(self, e: A.Expr, ctx: Ctx) -> Val:
         method = getattr(self, "ex_" + type(e).__name__)
-        return method(e, ctx)
+        caller = self.arg_stacks.get(id(e))
+        if caller is None or caller is self.call_stack:
+            return method(e, ctx)
+        inner, self.call_stack = self.call_stack, caller
+        try:
+            return method(e, ctx)
+        finally:
+            self.call_stack = inner
 
     def ex_IntLit(self, e: A.IntLit, ctx: Ctx) -> Val:
         if e.value > INT64_MAX:
@@ -601,8 +611,9 @@ class Lowerer:
         v = self.ex(e, self.hoist_ctx(ctx))
         if v.kind == "scalar":
             return v
-        if isinstance(v.ex, ir.Const) and v.elem == "bool" or isinstance(v.ex, ir.Ids) \
-                or (isinstance(v.ex, ir.Load) and v.ex.pos == "here"):
+        if isinstance(v.ex, ir.Const) and v.elem == "bool" \
+                or (isinstance(v.ex, ir.Ids) and v.ex.pos == "here" and v.kind == "vertex") \
+                or (isinstance(v.ex, ir.Load) and v.ex.pos == "here" and v.ex.kind == v.kind):
             return v
         t = self.materialize(v, e.span)
         return Val(ir.Load(v.elem, e.span, t, v.kind), v.kind, v.elem)
@@ -662,11 +673,16 @@ class Lowerer:
                     f"recursive function: {' -> '.join(cycle)}; functions are inlined and cannot recurse",
                     e.span,
                 )
-            self.call_stack.append(f)
+            added = [a for a in e.args if id(a) not in self.arg_stacks]
+            for a in added:
+                self.arg_stacks[id(a)] = self.call_stack
+            self.call_stack = [*self.call_stack, f]
             try:
                 return self.ex(expand(fn, e.args), ctx)
             finally:
-                self.call_stack.pop()
+                self.call_stack = self.call_stack[:-1]
+                for a in added:
+                    del self.arg_stacks[id(a)]
         if f in BUILTIN_FUNCS:
             if len(e.args) != BUILTIN_FUNCS[f]:
                 n = BUILTIN_FUNCS[f]

@@ -6,7 +6,7 @@ state B before T (walking back through exchange-free states I), when
 * nothing in I, in T before X, or in B's own exchanges defines an input of X,
 * nothing between B's barrier and X reads or writes X's results, and
 * if some path from B leads elsewhere than T, X only writes temporaries
-  (computing it on that path too is then harmless).
+  and calls no rand() (computing it on that path too is then harmless).
 
 A state left without exchanges stops being a superstep.
 
@@ -102,8 +102,8 @@ def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: li
         return False
     region = {t.id} | {s.id for s in between}
     leaks = any(any(n not in region for n in _succ(s)) for s in barriers + between)
-    if leaks and not all(d.startswith("$") for d in defs):
-        return False
+    if leaks and (not all(d.startswith("$") for d in defs) or ir.calls_rand(x)):
+        return False  # it would also run on the other path: harmless only for temporaries, never for rand()
     del t.exchange[k]
     for b in barriers:
         b.exchange.append(Exch(x))

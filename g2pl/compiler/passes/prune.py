@@ -64,6 +64,11 @@ def run(plan: Plan, log: list[str]) -> Plan:
                     rest = [p for p in parts if not sender_side(p)]
                     s.exchange[k] = Exch(dataclasses.replace(i, send=conjoin(send), mask=conjoin(rest)), x.phase)
                     log.append(f"prune: line {i.span.line}: {i.target} sent only if {ir.show_ex(conjoin(send))}")
+            elif isinstance(i, ir.EndpointExchange) and ir.has_rand(i.need):
+                # the send condition would draw a second time from the filter's rand() stream
+                s.exchange[k] = Exch(dataclasses.replace(i, need=None), x.phase)
+                log.append(f"prune: line {i.span.line}: no send condition for the endpoint values: "
+                           "the edge condition calls rand()")
             elif isinstance(i, ir.EndpointExchange) and i.need is not None:
                 log.append(f"prune: line {i.span.line}: endpoint values sent only along edges where "
                            f"{ir.show_ex(i.need)}")
