@@ -54,6 +54,7 @@ class Adjacency:
         self._n_ext = len(ext_ids)
         self._mats: dict[str, object] = {}
         self._reverse = reverse  # (indptr over senders, receivers, edges) when the graph already has it
+        self._views: list[tuple[np.ndarray, Adjacency]] = []  # (sender mask, its restricted view), newest last
 
     def sender_counts(self) -> np.ndarray:
         """Adjacency entries per (ext) sender: the records it sends in one exchange."""
@@ -82,6 +83,38 @@ class Adjacency:
             self._mats[kind] = _sp.csr_matrix((np.ones(len(self.nbr), dtype=dt), self.nbr, self._indptr),
                                              shape=(self.seg.n, self._n_ext))
         return self._mats[kind]
+
+    #: restricted views kept per adjacency (each: a sender mask and its entries)
+    VIEWS_KEPT = 2
+
+    def restricted(self, msk: np.ndarray, work: int, frac: float) -> Adjacency | None:
+        """The adjacency with only the entries whose sender has `msk` (rows and CSR order kept), or None
+        when filtering does not pay.
+
+        A reduction over the view gives the same result as the masked reduction over all entries (the
+        left-out entries are neutral; sums start from +0.0, so even float sums are bit-identical).  The
+        last few views are kept: a sender set that shrinks from one superstep to the next (or repeats)
+        is filtered from the previous, smaller view, at a cost proportional to that view.  From all
+        entries, a view is made only when `work` (the senders' entries) is at most `frac` of them.
+        """
+        base = self
+        for k, (cm, view) in enumerate(self._views):
+            if view.entries < base.entries and len(cm) == len(msk) and not np.any(msk > cm):
+                base = view
+                if view.entries == work:  # the same entries: reuse as is
+                    self._views.append(self._views.pop(k))
+                    return view
+        if base is self and work > frac * self.entries:
+            return None
+        keep = np.flatnonzero(msk[base.nbr])
+        owner = base.owner[keep]  # rows of the kept entries (ascending): the view's row structure
+        indptr = np.zeros(self.seg.n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(owner, minlength=self.seg.n), out=indptr[1:])
+        view = Adjacency(indptr, base.nbr[keep], base.eid[keep], self._ext_ids)
+        view.seg._owner = owner
+        self._views.append((msk.copy(), view))
+        del self._views[:-self.VIEWS_KEPT]
+        return view
 
     @property
     def owner(self) -> np.ndarray:
@@ -235,16 +268,16 @@ class Runtime:
 
     @property
     def src_ids(self) -> np.ndarray:
-        """Original ID of each local edge's u endpoint (computed on first use)."""
-        if getattr(self, "_src_ids", None) is None:
-            self._src_ids = self.lg.ext_ids[self.lg.src]
-        return self._src_ids
+        """Original ID of each local edge's u endpoint (computed on first use, kept on the graph part)."""
+        if getattr(self.lg, "_src_ids", None) is None:
+            self.lg._src_ids = self.lg.ext_ids[self.lg.src]
+        return self.lg._src_ids
 
     @property
     def dst_ids(self) -> np.ndarray:
-        if getattr(self, "_dst_ids", None) is None:
-            self._dst_ids = self.lg.ext_ids[self.lg.dst]
-        return self._dst_ids
+        if getattr(self.lg, "_dst_ids", None) is None:
+            self.lg._dst_ids = self.lg.ext_ids[self.lg.dst]
+        return self.lg._dst_ids
 
     def adj(self, out: bool = False) -> Adjacency:
         out = bool(out) and self.lg.directed
@@ -438,14 +471,19 @@ class Runtime:
         2 per local edge owned here where `edges` holds (endpoint exchanges)."""
         if adj is None:
             owned = self.lg.edge_owned
-            k = int(np.count_nonzero(owned if edges is None else (self._entries(edges, self.m) & owned)))
+            if edges is None:
+                k = self.m if self.lg.size == 1 else int(np.count_nonzero(owned))
+            elif self.lg.size == 1:  # every local edge is owned
+                k = int(np.count_nonzero(self._entries(edges, self.m)))
+            else:
+                k = int(np.count_nonzero(self._entries(edges, self.m) & owned))
             self._pending_msgs += 2 * k
             return
         if present is None:
             self._pending_msgs += adj.entries
             return
         pres = self._entries(present, self.lg.n_ext)
-        self._pending_msgs += int(adj.sender_counts()[pres].sum())
+        self._pending_msgs += int(np.dot(adj.sender_counts(), pres))
         senders = int(np.count_nonzero(pres[:self.n]))
         self._active = senders if self._active is None else max(self._active, senders)
 
@@ -503,12 +541,18 @@ class Runtime:
         pos = K.expand_ranges(starts, lens)
         return Push(recv[pos], np.repeat(senders, lens), eid[pos])
 
+    #: pull over a restricted view of the adjacency (see Adjacency.restricted) when the senders' entries
+    #: are at most this fraction of all entries
+    RESTRICT_BELOW = 1 / 2
+
     def nbr_combine(self, op: str, value, mask, adj: Adjacency, elem: str, entries=None) -> np.ndarray:
         """Aggregate message values computed per sender (`value`, `mask` over ext vertices).
 
         Sums, counts and or/and are CSR mat-vec products (rows in neighbour
         order, so the result does not depend on the number of ranks); the
         others gather the values onto adjacency entries and reduce segments.
+        When only some senders send, the pull runs over just their entries
+        (a restricted view of the adjacency, kept while the sender set shrinks).
         """
         self._exchanged = True
         ne = self.lg.n_ext
@@ -518,36 +562,87 @@ class Runtime:
             snd = entries.send
             ids = self.ext_ids[snd] if op in ("argmin", "argmax") else None
             return K.scatter_reduce(op, entries.recv, v[snd], None if msk is None else msk[snd], self.n, elem, ids)
-        if op in ("sum", "count", "avg", "or", "and"):
-            if op in ("or", "and"):
-                hit = v.astype(bool) if op == "or" else ~v.astype(bool)
-                x = hit if msk is None else hit & msk
-                found = K.any_pull(adj.seg, adj.nbr, x)  # early exit: most rows stop at a first hit
-                return found if op == "or" else ~found
-            elif op == "count" or op == "avg" or op == "sum":
-                kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
-                A = adj.matrix(kind)
-                if A is not None:
-                    dt = np.float64 if kind == "f" else np.int64
-                    xs = v.astype(dt, copy=False)
-                    if msk is not None:
-                        xs = np.where(msk, xs, dt(0))
-                    if op == "count":
-                        if msk is None:
-                            return adj.seg.counts.astype(np.int64)
-                        return np.rint(adj.matrix("f") @ msk.astype(np.float64)).astype(np.int64)
-                    total = A @ xs
-                    if op == "sum":
-                        return total.astype(K.DTYPES[elem], copy=False)
-                    cnt = adj.seg.counts if msk is None else adj.matrix("i") @ msk.astype(np.int64)
-                    with np.errstate(all="ignore"):
-                        return np.where(cnt == 0, np.nan, total / np.maximum(cnt, 1))
+        if op in ("or", "and"):
+            hit = v.astype(bool) if op == "or" else ~v.astype(bool)
+            x = hit if msk is None else hit & msk
+            found = self._any_in(adj, x)
+            return found if op == "or" else ~found
+        if msk is not None and adj.entries:
+            work = int(np.dot(adj.sender_counts(), msk))
+            view = adj.restricted(msk, work, self.RESTRICT_BELOW)
+            if view is not None:  # every entry of the view is sent: no mask left
+                adj, msk = view, None
+        if op == "sum" and msk is None and elem == "int" and isinstance(value, (int, np.integer)):
+            return adj.seg.counts.astype(np.int64) * np.int64(value)  # a constant (int64 wrap-around as a sum)
+        if op in ("count", "avg", "sum"):
+            kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
+            A = adj.matrix(kind)
+            if A is not None:
+                dt = np.float64 if kind == "f" else np.int64
+                if op == "count":
+                    if msk is None:
+                        return adj.seg.counts.astype(np.int64)
+                    return np.rint(adj.matrix("f") @ msk.astype(np.float64)).astype(np.int64)
+                xs = v.astype(dt, copy=False)
+                if msk is not None:
+                    xs = np.where(msk, xs, dt(0))
+                total = A @ xs
+                if op == "sum":
+                    return total.astype(K.DTYPES[elem], copy=False)
+                cnt = adj.seg.counts if msk is None else adj.matrix("i") @ msk.astype(np.int64)
+                with np.errstate(all="ignore"):
+                    return np.where(cnt == 0, np.nan, total / np.maximum(cnt, 1))
+        if op in ("min", "max") and elem in ("int", "float", "vid") and v.dtype.kind in "iuf":
+            return self._pull_minmax(op, v, msk, adj, elem)
         if op in ("argmin", "argmax") and v.dtype.kind in "iub":
             packed = self._packed_arg(op, v, msk, adj)
             if packed is not None:
                 return packed
         ids = adj.nbr_ids if op in ("argmin", "argmax") else None
         return K.seg_reduce(adj.seg, op, v[adj.nbr], None if msk is None else msk[adj.nbr], elem, ids)
+
+    def _any_in(self, adj: Adjacency, x: np.ndarray) -> np.ndarray:
+        """Per receiver: does any sender along its entries have `x`?  Pulled with early exit; when the
+        rows still unresolved after the first rounds hold more entries than the senders with `x` have,
+        those senders push instead (same answer, less work)."""
+        if not adj.entries:
+            return np.zeros(self.n, dtype=bool)
+        work = int(np.dot(adj.sender_counts(), x))
+        found = K.any_pull(adj.seg, adj.nbr, x, budget=work)
+        if found is not None:
+            return found
+        indptr, recv, _eid = adj.transpose()
+        senders = np.flatnonzero(x)
+        starts = indptr[senders]
+        out = np.zeros(self.n, dtype=bool)
+        out[recv[K.expand_ranges(starts, indptr[senders + 1] - starts)]] = True
+        return out
+
+    def _pull_minmax(self, op: str, v: np.ndarray, msk, adj: Adjacency, elem: str) -> np.ndarray:
+        """min/max pulled in one gather: senders outside the mask carry the identity, so every entry
+        can be reduced as it is; only rows left at the identity are checked for being empty."""
+        dt = np.dtype(K.DTYPES[elem])
+        vv = v.astype(dt, copy=False)
+        ident = K.identity(op, dt)
+        if msk is not None:
+            vv = np.where(msk, vv, dt.type(ident))
+        r = adj.seg.reduce(np.minimum if op == "min" else np.maximum, vv[adj.nbr], ident)
+        empty_val = K.empty_value(op, elem)
+        if empty_val != ident:  # vid: an empty row is -1, not the identity
+            rows = np.flatnonzero(r == ident)
+            if len(rows):
+                if msk is None:
+                    empty = adj.seg.counts[rows] == 0
+                else:
+                    starts = adj.seg.indptr[rows]
+                    lens = adj.seg.indptr[rows + 1] - starts
+                    sent = msk[adj.nbr[K.expand_ranges(starts, lens)]]
+                    nz = np.flatnonzero(lens)
+                    empty = np.ones(len(rows), dtype=bool)
+                    if len(nz):
+                        empty[nz] = np.add.reduceat(sent.astype(np.int64), (np.cumsum(lens) - lens)[nz]) == 0
+                r[rows[empty]] = empty_val
+        return r
 
     def _packed_arg(self, op: str, v: np.ndarray, msk, adj: Adjacency) -> np.ndarray | None:
         """argmin/argmax of small integers in one pass: each sender's (value, ID rank) packed into one
@@ -614,13 +709,24 @@ class Runtime:
         values will be used (elsewhere zeros), gathering just those edges when they are few."""
         ends = self.src if side == "src" else self.dst
         if need is not None:
-            needm = self._entries(need, self.m)
-            if np.count_nonzero(needm) * 8 < self.m:
-                idx = np.flatnonzero(needm)
+            idx = self._needed_edges(need)
+            if idx is not None:
                 out = np.zeros(self.m, dtype=ext.dtype)
                 out[idx] = ext[ends[idx]]
                 return out
         return ext[ends]
+
+    def _needed_edges(self, need) -> np.ndarray | None:
+        """Indices of the edges where `need` holds when they are few (under 1/8), else None; the last
+        answer is kept, as one superstep usually reads several endpoints under the same `need`."""
+        cached = getattr(self, "_need_cache", None)
+        if cached is not None and cached[0] is need:
+            return cached[1]
+        needm = self._entries(need, self.m)
+        idx = np.flatnonzero(needm) if np.count_nonzero(needm) * 8 < self.m else None
+        if isinstance(need, np.ndarray):
+            self._need_cache = (need, idx)
+        return idx
 
     def mark_endpoints(self, mask, sides: tuple[str, ...]) -> np.ndarray:
         out = np.zeros(self.n, dtype=bool)
@@ -705,6 +811,7 @@ class Runtime:
         if self._naive_broadcast and not self._exchanged and self.lg.size > 1:
             self.exchange_fields((), ())  # without prune every superstep sends its record to every mirror
         self._reduce_aggregators()
+        self._need_cache = None
         msgs = self.naive_entries + self._pending_msgs
         rec_bytes = self.naive_entries * self.record_bytes + self._pending_msgs * 8
         now = time.perf_counter()

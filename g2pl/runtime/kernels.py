@@ -135,9 +135,14 @@ def expand_ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offs, lens) + np.arange(total, dtype=np.int64)
 
 
-def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, rounds: int = 3) -> np.ndarray:
+def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, rounds: int = 3,
+             budget: int | None = None) -> np.ndarray | None:
     """Per row: does any neighbour j have x[j]?  Pull with early exit: every row checks its first few
-    neighbours at once (rows that hit are done), then only the unresolved rows scan the rest."""
+    neighbours at once (rows that hit are done), then only the unresolved rows scan the rest.
+
+    With `budget`: None instead of the scan when the unresolved rows still hold more than `budget`
+    entries (the caller then has a cheaper way, e.g. pushing from the senders with x).
+    """
     indptr = seg.indptr
     res = np.zeros(seg.n, dtype=bool)
     rows = seg.nonempty
@@ -147,14 +152,17 @@ def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, rounds: int = 3) -> 
         if len(rows) == 0:
             return res
         hit = x[nbr[pos]]
-        res[rows[hit]] = True
-        keep = np.flatnonzero(~hit & (pos + 1 < end))
-        rows, pos, end = rows[keep], pos[keep] + 1, end[keep]
+        res[rows[np.flatnonzero(hit)]] = True
+        pos += 1
+        keep = np.flatnonzero(~hit & (pos < end))
+        rows, pos, end = rows[keep], pos[keep], end[keep]
     if len(rows):
         lens = end - pos
-        vals = x[nbr[expand_ranges(pos, lens)]].astype(np.int64)
+        if budget is not None and int(lens.sum()) > budget:
+            return None
+        vals = x[nbr[expand_ranges(pos, lens)]]
         starts = np.cumsum(lens) - lens
-        res[rows] = np.add.reduceat(vals, starts) > 0
+        res[rows] = np.logical_or.reduceat(vals, starts)
     return res
 
 
