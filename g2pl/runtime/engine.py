@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -110,7 +111,7 @@ class Adjacency:
         owner = base.owner[keep]  # rows of the kept entries (ascending): the view's row structure
         indptr = np.zeros(self.seg.n + 1, dtype=np.int64)
         np.cumsum(np.bincount(owner, minlength=self.seg.n), out=indptr[1:])
-        view = Adjacency(indptr, base.nbr[keep], base.eid[keep], self._ext_ids)
+        view = Adjacency(indptr, base.nbr[keep], None, self._ext_ids)  # a view has no edge ids (unused)
         view.seg._owner = owner
         self._views.append((msk.copy(), view))
         del self._views[:-self.VIEWS_KEPT]
@@ -569,9 +570,12 @@ class Runtime:
             return found if op == "or" else ~found
         if msk is not None and adj.entries:
             work = int(np.dot(adj.sender_counts(), msk))
-            view = adj.restricted(msk, work, self.RESTRICT_BELOW)
-            if view is not None:  # every entry of the view is sent: no mask left
-                adj, msk = view, None
+            if work == adj.entries:  # every entry's sender sends: no mask
+                msk = None
+            else:
+                view = adj.restricted(msk, work, self.RESTRICT_BELOW)
+                if view is not None:  # every entry of the view is sent: no mask left
+                    adj, msk = view, None
         if op == "sum" and msk is None and elem == "int" and isinstance(value, (int, np.integer)):
             return adj.seg.counts.astype(np.int64) * np.int64(value)  # a constant (int64 wrap-around as a sum)
         if op in ("count", "avg", "sum"):
@@ -653,19 +657,20 @@ class Runtime:
         lo, hi = int(v.min()), int(v.max())
         if hi - lo >= 2**31:
             return None
-        if getattr(self, "_id_rank", None) is None:  # rank of each ext vertex by original ID
-            order = np.argsort(self.lg.ext_ids, kind="stable")
-            self._id_rank = np.empty(ne, dtype=np.int64)
-            self._id_rank[order] = np.arange(ne, dtype=np.int64)
-            self._rank_id = self.lg.ext_ids[order]
+        lg = self.lg
+        if getattr(lg, "_id_rank", None) is None:  # rank of each ext vertex by original ID (kept on the graph)
+            order = np.argsort(lg.ext_ids, kind="stable")
+            lg._id_rank = np.empty(ne, dtype=np.int64)
+            lg._id_rank[order] = np.arange(ne, dtype=np.int64)
+            lg._rank_id = lg.ext_ids[order]
         val = (v.astype(np.int64) - lo) if op == "argmin" else (hi - v.astype(np.int64))
-        key = (val << 32) | self._id_rank
+        key = (val << 32) | lg._id_rank
         if msk is not None:
             key = np.where(msk, key, K.INT64_MAX)
         best = adj.seg.reduce(np.minimum, key[adj.nbr], K.INT64_MAX)
         found = best != K.INT64_MAX
         out = np.full(self.n, -1, dtype=np.int64)
-        out[found] = self._rank_id[best[found] & 0xFFFFFFFF]
+        out[found] = lg._rank_id[best[found] & 0xFFFFFFFF]
         return out
 
     # ------------------------------------------------------------ global aggregation (aggregators)
@@ -711,10 +716,27 @@ class Runtime:
         if need is not None:
             idx = self._needed_edges(need)
             if idx is not None:
-                out = np.zeros(self.m, dtype=ext.dtype)
+                out = self._sparse_buffer(("at_endpoint", side), self.m, ext.dtype, idx)
                 out[idx] = ext[ends[idx]]
                 return out
         return ext[ends]
+
+    def _sparse_buffer(self, key, size: int, dtype, idx: np.ndarray) -> np.ndarray:
+        """A zero array of `size` about to be written at `idx` only: one of two buffers kept per `key`
+        when the program no longer holds it (only its previously written entries are cleared), else a
+        new one.  Saves zeroing (and faulting in) a full-length array every superstep."""
+        bufs = self.lg.__dict__.setdefault("_sparse_bufs", {})
+        slots = bufs.setdefault((key, size, np.dtype(dtype).str), [])
+        for k in range(len(slots)):
+            if sys.getrefcount(slots[k][0]) == _FREE_REFS:  # nothing but this list holds it
+                buf, prev = slots[k]
+                buf[prev] = 0
+                slots[k] = (buf, idx)
+                return buf
+        buf = np.zeros(size, dtype=dtype)
+        if len(slots) < 2:
+            slots.append((buf, idx))
+        return buf
 
     def _needed_edges(self, need) -> np.ndarray | None:
         """Indices of the edges where `need` holds when they are few (under 1/8), else None; the last
@@ -919,6 +941,15 @@ class Runtime:
             arr = arr[self.lg.edge_owned]
         parts = self.comm.gather(arr)
         return None if parts is None else np.concatenate(parts)
+
+
+def _free_refs() -> int:
+    """What sys.getrefcount reports for an array held only by a (buffer, index) tuple in a list."""
+    slots = [(np.zeros(1), None)]
+    return sys.getrefcount(slots[0][0])
+
+
+_FREE_REFS = _free_refs()
 
 
 def _pack_records(arrays, layout, rb: int, idx: np.ndarray) -> np.ndarray:
