@@ -9,6 +9,8 @@ shown only with --debug.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import textwrap
 import traceback
@@ -70,6 +72,8 @@ def _g2plc(a: argparse.Namespace) -> int:
     import g2pl
     from g2pl.compiler import ast as A
 
+    if a.output:
+        _check_out_path("-o", a.output, "g2plc")
     prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry) if len(prog.procedures) > 1 or a.entry else prog.procedures[0]
     if a.print_ir_after or a.time_passes:
@@ -204,6 +208,18 @@ def _mpi_comm():
         raise G2PLError("started under mpiexec, but mpi4py is not installed (`pip install '.[mpi]'`)") from None
 
 
+def _check_out_path(flag: str, path: str, tool: str = "g2pl run") -> None:
+    """Refuse, before any work, an output path that cannot be written (exit 2, not a crash after the run)."""
+    p = Path(path)
+    if p.is_dir():
+        raise G2PLError(f"{flag} {path}: is a directory; expected a file name", file=tool)
+    parent = p.parent
+    if not parent.is_dir():
+        raise G2PLError(f"{flag} {path}: the directory {str(parent)!r} does not exist", file=tool)
+    if not os.access(parent, os.W_OK):
+        raise G2PLError(f"{flag} {path}: the directory {str(parent)!r} is not writable", file=tool)
+
+
 def _run(a: argparse.Namespace) -> int:
     global _QUIET_RANK
     import g2pl
@@ -214,6 +230,12 @@ def _run(a: argparse.Namespace) -> int:
         raise G2PLError("the CuPy backend is not available in this build; use --backend numpy", file="g2pl run")
     if a.max_supersteps is not None and a.max_supersteps < 1:
         raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number", file="g2pl run")
+    if a.output == "-" and a.stats == "-":
+        raise G2PLError("--output - and --stats -: only one of them can write to standard output", file="g2pl run")
+    for flag, path in (("--output", a.output), ("--stats", a.stats)):
+        if path and path != "-":
+            _check_out_path(flag, path)
+    quiet = a.quiet or "-" in (a.output, a.stats)  # standard output carries the JSON alone
     if a.plot:
         from g2pl.plot import check_plot_path
 
@@ -243,13 +265,13 @@ def _run(a: argparse.Namespace) -> int:
             return status
     if failure is not None:
         raise failure
-    if rank0 and not a.quiet:
+    if rank0 and not quiet:
         print(graph.summary())
         if a.show_plan:
             print(_plan_summary(prog, entry))
         sys.stdout.flush()
     progress = None
-    if rank0 and not a.quiet:
+    if rank0 and not quiet:
         from g2pl.progress import Progress
 
         progress = Progress(ranks=1 if comm is None else comm.size, defer_final=True)
@@ -279,15 +301,16 @@ def _run(a: argparse.Namespace) -> int:
             progress.close(ok=finished, totals=res.stats if finished and rank0 else None)
     if not rank0:
         return 0
-    if a.output:
-        res.write_output(a.output)
-    if a.stats:
-        res.write_stats(a.stats)
+    for path, data, write in ((a.output, res.output, res.write_output), (a.stats, lambda: res.stats, res.write_stats)):
+        if path == "-":
+            print(json.dumps(data(), indent=1))
+        elif path:
+            write(path)
     if a.plot:
         from g2pl.plot import plot_stats
 
         plot_stats(res.stats, a.plot)
-    if not a.quiet:
+    if not quiet:
         for v in res.values:
             print(_summarize(v))
         s = res.stats
@@ -303,6 +326,9 @@ def _plan(a: argparse.Namespace) -> int:
 
     if a.svg:
         find_dot()  # before compiling: a missing Graphviz is a usage error (exit 2)
+    for flag, path in (("--dot", a.dot), ("--svg", a.svg)):
+        if path:
+            _check_out_path(flag, path, "g2pl plan")
     prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry)
     print(prog.plan_text(entry))
@@ -373,8 +399,8 @@ def g2pl_parser() -> argparse.ArgumentParser:
                    help="supersteps between checkpoints (default 10)")
     r.add_argument("--resume", metavar="DIR",
                    help="continue from the last checkpoint in DIR (same program, graph, arguments, seed, ranks)")
-    r.add_argument("--output", metavar="FILE.json", help="write returned values as JSON")
-    r.add_argument("--stats", metavar="FILE.json", help="write run statistics as JSON")
+    r.add_argument("--output", metavar="FILE.json", help="write returned values as JSON (`-`: to standard output)")
+    r.add_argument("--stats", metavar="FILE.json", help="write run statistics as JSON (`-`: to standard output)")
     r.add_argument("--show-plan", action="store_true", help="print a summary of the superstep plan")
     r.add_argument("--plot", metavar="FILE.png",
                    help="draw time, messages, bytes and active vertices per superstep (needs matplotlib)")

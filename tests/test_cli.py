@@ -567,3 +567,32 @@ def test_unary_minus_of_a_variable(tmp_path, capsys):
     out, _ = run_json(capsys, tmp_path, prog, graph)
     vals = {v["name"]: v["value"] for v in out["values"]}
     assert vals == {"y": -2.5, "N": {"0": 0, "1": -1, "2": -2}}
+
+
+def test_output_and_stats_dash_write_json_to_stdout_alone(tmp_path, capsys):
+    g = path_graph(tmp_path, 3)
+    out = ok(g2pl_main, ["run", BFS, "--graph", g, "--arg", "root=0", "--output", "-"], capsys)
+    assert json.loads(out) == {"entry": "bfs", "values": [
+        {"name": "Level", "kind": "vertex", "type": "int", "value": {"0": 0, "1": 1, "2": 2, "3": 3}}]}
+    stats = json.loads(ok(g2pl_main, ["run", BFS, "--graph", g, "--arg", "root=0", "--stats", "-"], capsys))
+    assert stats["supersteps"] >= 4 and stats["ranks"] == 1
+    rc, out, err = call(g2pl_main, ["run", BFS, "--graph", g, "--arg", "root=0", "--output", "-", "--stats", "-"],
+                        capsys)
+    assert rc == 2 and out == "" and "only one of them" in err
+
+
+@pytest.mark.parametrize("flag", ["--output", "--stats"])
+def test_unwritable_output_path_is_refused_before_running(tmp_path, capsys, flag):
+    g = path_graph(tmp_path, 3)
+    for bad, why in ((tmp_path / "no" / "o.json", "does not exist"), (tmp_path, "is a directory")):
+        rc, out, err = call(g2pl_main, ["run", BFS, "--graph", g, "--arg", "root=0", flag, bad], capsys)
+        assert rc == 2 and why in err and f"{flag} {bad}" in err and "Traceback" not in err
+        assert "vertices" not in out  # refused before loading the graph or running
+
+
+def test_unwritable_compile_and_plan_outputs_are_refused(tmp_path, capsys):
+    missing = tmp_path / "no" / "x"
+    rc, out, err = call(g2plc_main, [BFS, "-o", missing], capsys)
+    assert rc == 2 and "-o" in err and "does not exist" in err and "Traceback" not in err
+    rc, out, err = call(g2pl_main, ["plan", BFS, "--dot", missing], capsys)
+    assert rc == 2 and "--dot" in err and "does not exist" in err and out == ""
