@@ -117,6 +117,6 @@ def test_any_pull_matches_segment_or(rows, data):
     ncols = 6
     nbr = np.array(data.draw(st.lists(st.integers(0, ncols - 1), min_size=k, max_size=k)), dtype=np.int64)
     x = np.array(data.draw(st.lists(st.booleans(), min_size=ncols, max_size=ncols)), dtype=bool)
-    got = K.any_pull(K.Segments(indptr), nbr, x, rounds=2)
+    got = K.any_pull(K.Segments(indptr), nbr, x)
     exp = [bool(x[nbr[indptr[r]:indptr[r + 1]]].any()) for r in range(len(rows))]
     assert got.tolist() == exp

@@ -73,25 +73,42 @@ class Segments:
     def sum(self, vals: np.ndarray) -> np.ndarray:
         return self.reduce(np.add, vals, 0)
 
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        """Entries per row where `mask` (bool, one per entry) holds, as int64 (no int64 copy of the mask)."""
+        out = np.zeros(self.n, dtype=np.int64)
+        if len(self.starts):
+            out[self.nonempty] = np.add.reduceat(mask, self.starts, dtype=np.int64)
+        return out
+
 
 def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | None, elem: str,
                ids_of_entry: np.ndarray | None = None) -> np.ndarray:
     """Aggregate per-entry `value` into rows with the spec's empty and tie rules."""
-    if mask is None:
-        counts = seg.counts
-    else:
-        counts = seg.sum(mask.astype(np.int64))
-    empty = counts == 0
     if op == "count":
-        return counts.astype(np.int64)
+        return (seg.counts if mask is None else seg.count(mask)).astype(np.int64)
     if op in ("and", "or"):
-        v = value.astype(bool)
+        v = value.astype(bool, copy=False)
         if op == "or":
             hit = v if mask is None else (v & mask)
-            return seg.sum(hit.astype(np.int64)) > 0
+            return seg.reduce(np.logical_or, hit, False)
         miss = ~v if mask is None else (~v & mask)
-        return seg.sum(miss.astype(np.int64)) == 0
-    dtype = np.dtype(DTYPES[elem]) if op not in ("argmin", "argmax", "avg") else value.dtype
+        return ~seg.reduce(np.logical_or, miss, False)
+    if op in ("min", "max"):
+        # masked-out entries carry the identity, so one reduction does; the rows left at the identity
+        # are empty or hold only identity values, which differ only where the empty value is not it
+        dtype = np.dtype(DTYPES[elem])
+        v = value.astype(dtype, copy=False)
+        ident = identity(op, dtype)
+        if mask is not None:
+            v = np.where(mask, v, dtype.type(ident))
+        r = seg.reduce(np.minimum if op == "min" else np.maximum, v, ident)
+        ev = empty_value(op, elem)
+        if ev != ident:
+            counts = seg.counts if mask is None else seg.count(mask)
+            r[counts == 0] = ev
+        return r
+    counts = seg.counts if mask is None else seg.count(mask)
+    empty = counts == 0
     if op in ("sum", "avg"):
         vdt = np.float64 if (op == "avg" or value.dtype.kind == "f") else np.int64
         v = value.astype(vdt, copy=False)
@@ -102,13 +119,6 @@ def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | Non
             return s.astype(DTYPES[elem], copy=False)
         with np.errstate(all="ignore"):
             return np.where(empty, np.nan, s / np.maximum(counts, 1))
-    if op in ("min", "max"):
-        v = value.astype(dtype, copy=False)
-        ident = identity(op, v.dtype)
-        if mask is not None:
-            v = np.where(mask, v, ident)
-        r = seg.reduce(np.minimum if op == "min" else np.maximum, v, ident)
-        return np.where(empty, empty_value(op, elem), r).astype(dtype, copy=False)
     if op in ("argmin", "argmax"):
         v = value
         if v.dtype == bool:
@@ -135,34 +145,41 @@ def expand_ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offs, lens) + np.arange(total, dtype=np.int64)
 
 
-def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, rounds: int = 3,
-             budget: int | None = None) -> np.ndarray | None:
-    """Per row: does any neighbour j have x[j]?  Pull with early exit: every row checks its first few
-    neighbours at once (rows that hit are done), then only the unresolved rows scan the rest.
+def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None = None) -> np.ndarray | None:
+    """Per row: does any neighbour j have x[j]?  Pull with early exit: every row still looking reads
+    its next 1, 2, 4, ... neighbours in one round (rows that hit are done), so a row stops reading
+    soon after its first hit and only rows without any hit read their whole list.
 
-    With `budget`: None instead of the scan when the unresolved rows still hold more than `budget`
-    entries (the caller then has a cheaper way, e.g. pushing from the senders with x).
+    With `budget`: None as soon as finishing would take more than `budget` entry reads in all (the
+    caller then has a cheaper way, e.g. pushing from the senders with x).
     """
     indptr = seg.indptr
     res = np.zeros(seg.n, dtype=bool)
     rows = seg.nonempty
     pos = indptr[rows]
     end = indptr[rows + 1]
-    for _ in range(rounds):
-        if len(rows) == 0:
-            return res
-        hit = x[nbr[pos]]
+    spent, w = 0, 1
+    while len(rows):
+        if w == 1:
+            spent += len(rows)
+            hit = x[nbr[pos]]
+            pos += 1
+        else:
+            cnt = np.minimum(end - pos, w)
+            offs = np.cumsum(cnt)
+            total = int(offs[-1])
+            if budget is not None and spent + total > budget:
+                return None
+            spent += total
+            offs -= cnt
+            idx = np.repeat(pos - offs, cnt)
+            idx += np.arange(total, dtype=np.int64)
+            hit = np.logical_or.reduceat(x[nbr[idx]], offs)
+            pos += cnt
         res[rows[np.flatnonzero(hit)]] = True
-        pos += 1
         keep = np.flatnonzero(~hit & (pos < end))
         rows, pos, end = rows[keep], pos[keep], end[keep]
-    if len(rows):
-        lens = end - pos
-        if budget is not None and int(lens.sum()) > budget:
-            return None
-        vals = x[nbr[expand_ranges(pos, lens)]]
-        starts = np.cumsum(lens) - lens
-        res[rows] = np.logical_or.reduceat(vals, starts)
+        w *= 2
     return res
 
 
