@@ -120,3 +120,133 @@ def test_any_pull_matches_segment_or(rows, data):
     got = K.any_pull(K.Segments(indptr), nbr, x)
     exp = [bool(x[nbr[indptr[r]:indptr[r + 1]]].any()) for r in range(len(rows))]
     assert got.tolist() == exp
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.integers(0, 40), min_size=1, max_size=10), data=st.data(),
+       budget=st.one_of(st.none(), st.integers(0, 200)))
+def test_any_pull_with_budget_is_exact_or_gives_up(rows, data, budget):
+    indptr = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    k = int(indptr[-1])
+    nbr = np.array(data.draw(st.lists(st.integers(0, 5), min_size=k, max_size=k)), dtype=np.int64)
+    x = np.array(data.draw(st.lists(st.booleans(), min_size=6, max_size=6)), dtype=bool)
+    got = K.any_pull(K.Segments(indptr), nbr, x, budget=budget)
+    exp = [bool(x[nbr[indptr[r]:indptr[r + 1]]].any()) for r in range(len(rows))]
+    if budget is None or budget >= k:  # never more reads than entries: a budget of k always finishes
+        assert got is not None
+    if got is not None:
+        assert got.tolist() == exp
+
+
+def test_segment_count_and_vid_min_max_empty_rows():
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        rows = rng.integers(0, 5, size=rng.integers(1, 12))
+        indptr = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+        k = int(indptr[-1])
+        mask = rng.random(k) < 0.5
+        seg = K.Segments(indptr)
+        assert seg.count(mask).tolist() == [int(mask[a:b].sum()) for a, b in zip(indptr[:-1], indptr[1:])]
+        vals = rng.integers(0, 1000, size=k)
+        for op in ("min", "max"):
+            got = K.seg_reduce(seg, op, vals, mask, "vid")
+            for r, (a, b) in enumerate(zip(indptr[:-1], indptr[1:])):
+                sel = vals[a:b][mask[a:b]]
+                exp = -1 if len(sel) == 0 else (sel.min() if op == "min" else sel.max())
+                assert got[r] == exp
+
+
+def _runtime(spec: str, directed: bool = False):
+    import types
+
+    import g2pl
+    from g2pl.runtime.engine import Runtime
+
+    g = g2pl.load_graph(spec, seed=3, directed=directed)
+    return g, Runtime(g, types.SimpleNamespace())
+
+
+def _brute_nbr(op, g, v, msk, elem):
+    out = []
+    for r in range(g.n):
+        s = g.in_nbr[g.in_indptr[r]:g.in_indptr[r + 1]]
+        s = s[msk[s]] if msk is not None else s
+        if len(s) == 0:
+            out.append(K.empty_value(op, elem))
+            continue
+        vals = v[s]
+        if op in ("argmin", "argmax"):
+            best = vals.min() if op == "argmin" else vals.max()
+            out.append(int(g.ids[s[vals == best]].min()))
+        else:
+            out.append({"min": vals.min, "max": vals.max, "sum": vals.sum, "or": vals.any, "and": vals.all,
+                        "count": vals.__len__, "avg": vals.mean}[op]())
+    return out
+
+
+def test_nbr_combine_over_restricted_views_matches_brute_force():
+    """Pulls over restricted adjacency views (sparse, shrinking, repeated sender sets), the int32
+    min/max path and the any-pull/push fallback all give the plain masked answer."""
+    for directed in (False, True):
+        g, rt = _runtime("er:300:1500", directed)
+        rng = np.random.default_rng(11)
+        adj = rt.adj(out=False)
+        alive = np.ones(g.n, dtype=bool)
+        for step in range(8):
+            alive &= rng.random(g.n) < 0.7  # a shrinking sender set: views are filtered from views
+            cases = [("min", rng.integers(-5, 5, g.n), "int"), ("max", rng.integers(-2**40, 2**40, g.n), "int"),
+                     ("min", rng.integers(2**31 - 3, 2**31 + 3, g.n), "int"), ("min", rng.integers(0, 50, g.n), "vid"),
+                     ("max", rng.integers(0, 50, g.n), "vid"), ("min", rng.random(g.n), "float"),
+                     ("sum", rng.random(g.n), "float"), ("sum", rng.integers(-9, 9, g.n), "int"),
+                     ("count", np.ones(g.n, dtype=bool), "int"), ("avg", rng.random(g.n), "float"),
+                     ("argmin", rng.integers(0, 4, g.n), "vid"), ("argmax", rng.integers(0, 4, g.n), "vid"),
+                     ("or", rng.random(g.n) < 0.1, "bool"), ("and", rng.random(g.n) < 0.9, "bool")]
+            for msk in (alive, None, alive.copy()):
+                for op, v, elem in cases:
+                    got = rt.nbr_combine(op, v, msk, adj, elem)
+                    exp = _brute_nbr(op, g, v, msk, elem)
+                    if op in ("avg", "sum") and elem == "float":
+                        assert np.allclose(got, exp, equal_nan=True, rtol=1e-12), (op, step)
+                    else:
+                        assert got.tolist() == [e.item() if hasattr(e, "item") else e for e in exp], (op, elem, step)
+            got = rt.nbr_combine("sum", 1, alive, adj, "int")  # a constant: counts
+            assert got.tolist() == _brute_nbr("count", g, np.ones(g.n), alive, "int")
+
+
+def test_restricted_view_float_sums_are_bit_identical():
+    g, rt = _runtime("er:400:3000")
+    adj = rt.adj(out=False)
+    rng = np.random.default_rng(2)
+    v = rng.standard_normal(g.n) * 10.0 ** rng.integers(-5, 5, g.n)
+    msk = rng.random(g.n) < 0.2
+    view = adj.restricted(msk, int(np.dot(adj.sender_counts(), msk)), 1.0)
+    assert view is not None and view.entries < adj.entries
+    full = adj.matrix("f") @ np.where(msk, v, 0.0)
+    assert np.array_equal(view.matrix("f") @ v, full)
+
+
+def test_constant_weights_view_and_sparse_endpoint_buffers():
+    import types
+
+    import g2pl
+    from g2pl.runtime.engine import Runtime
+
+    g, rt = _runtime("er:200:900")
+    assert rt.weight.strides == (0,) and np.array_equal(rt.weight, g.weight)
+    g2 = g2pl.load_graph("er:200:900", seed=3)
+    g2.weight = np.arange(g2.m, dtype=np.float64)
+    rt2 = Runtime(g2, types.SimpleNamespace())
+    assert rt2.weight is g2.weight
+    rng = np.random.default_rng(4)
+    ext = rng.integers(1, 100, g.n)
+    held = []
+    for step in range(6):
+        need = rng.random(g.m) < 0.05
+        a = rt.at_endpoint(ext, "dst", need)
+        b = rt.at_endpoint(ext, "src", need)
+        assert np.array_equal(a, np.where(need, ext[g.dst], 0)) and np.array_equal(b, np.where(need, ext[g.src], 0))
+        if step % 2:
+            held.append((a, a.copy()))  # the program keeps this one: it must not be reused
+        rt.end_superstep(0)
+    for a, snapshot in held:
+        assert np.array_equal(a, snapshot)

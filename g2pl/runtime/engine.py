@@ -628,9 +628,22 @@ class Runtime:
         dt = np.dtype(K.DTYPES[elem])
         vv = v.astype(dt, copy=False)
         ident = K.identity(op, dt)
-        if msk is not None:
-            vv = np.where(msk, vv, dt.type(ident))
-        r = adj.seg.reduce(np.minimum if op == "min" else np.maximum, vv[adj.nbr], ident)
+        ufunc = np.minimum if op == "min" else np.maximum
+        i32 = np.iinfo(np.int32)
+        if dt.kind == "i" and len(vv) and adj.entries > len(vv) and i32.min < vv.min() and vv.max() < i32.max:
+            # values strictly inside int32: gather and reduce half the bytes; the int32 identity
+            # cannot be a value, so it maps back to the int64 one exactly
+            ident32 = i32.max if op == "min" else i32.min
+            v32 = vv.astype(np.int32)
+            if msk is not None:
+                v32 = np.where(msk, v32, np.int32(ident32))
+            r32 = adj.seg.reduce(ufunc, v32[adj.nbr], ident32)
+            r = r32.astype(np.int64)
+            r[r32 == ident32] = ident
+        else:
+            if msk is not None:
+                vv = np.where(msk, vv, dt.type(ident))
+            r = adj.seg.reduce(ufunc, vv[adj.nbr], ident)
         empty_val = K.empty_value(op, elem)
         if empty_val != ident:  # vid: an empty row is -1, not the identity
             rows = np.flatnonzero(r == ident)
