@@ -200,6 +200,9 @@ def test_nbr_combine_over_restricted_views_matches_brute_force():
                      ("sum", rng.random(g.n), "float"), ("sum", rng.integers(-9, 9, g.n), "int"),
                      ("count", np.ones(g.n, dtype=bool), "int"), ("avg", rng.random(g.n), "float"),
                      ("argmin", rng.integers(0, 4, g.n), "vid"), ("argmax", rng.integers(0, 4, g.n), "vid"),
+                     ("argmin", rng.integers(0, 3, g.n) * 2**24, "vid"),  # int64 packed keys
+                     ("argmax", rng.integers(0, 3, g.n) * 2**24, "vid"),
+                     ("argmin", rng.integers(0, 2**40, g.n), "vid"),  # too wide to pack
                      ("or", rng.random(g.n) < 0.1, "bool"), ("and", rng.random(g.n) < 0.9, "bool")]
             for msk in (alive, None, alive.copy()):
                 for op, v, elem in cases:

@@ -677,12 +677,21 @@ class Runtime:
             lg._id_rank[order] = np.arange(ne, dtype=np.int64)
             lg._rank_id = lg.ext_ids[order]
         val = (v.astype(np.int64) - lo) if op == "argmin" else (hi - v.astype(np.int64))
+        out = np.full(self.n, -1, dtype=np.int64)
+        if (hi - lo + 1) * ne < 2**31 - 1:  # the keys fit in int32: val * ne + rank, half the bytes to move
+            key32 = (val * ne + lg._id_rank).astype(np.int32)
+            none32 = np.iinfo(np.int32).max  # larger than every key
+            if msk is not None:
+                key32 = np.where(msk, key32, np.int32(none32))
+            best32 = adj.seg.reduce(np.minimum, key32[adj.nbr], none32)
+            found = np.flatnonzero(best32 != none32)
+            out[found] = lg._rank_id[best32[found].astype(np.int64) % ne]
+            return out
         key = (val << 32) | lg._id_rank
         if msk is not None:
             key = np.where(msk, key, K.INT64_MAX)
         best = adj.seg.reduce(np.minimum, key[adj.nbr], K.INT64_MAX)
         found = best != K.INT64_MAX
-        out = np.full(self.n, -1, dtype=np.int64)
         out[found] = lg._rank_id[best[found] & 0xFFFFFFFF]
         return out
 
