@@ -88,23 +88,39 @@ class Adjacency:
     #: restricted views kept per adjacency (each: a sender mask and its entries)
     VIEWS_KEPT = 2
 
-    def restricted(self, msk: np.ndarray, work: int, frac: float) -> Adjacency | None:
-        """The adjacency with only the entries whose sender has `msk` (rows and CSR order kept), or None
-        when filtering does not pay.
+    def restricted(self, msk: np.ndarray, work: int, frac: float) -> tuple[Adjacency, bool] | None:
+        """A smaller adjacency holding every entry whose sender has `msk` (rows and CSR order kept), and
+        whether its entries still need the mask; None when the full adjacency (with the mask) is best.
 
-        A reduction over the view gives the same result as the masked reduction over all entries (the
+        A reduction over a view gives the same result as the masked reduction over all entries (the
         left-out entries are neutral; sums start from +0.0, so even float sums are bit-identical).  The
-        last few views are kept: a sender set that shrinks from one superstep to the next (or repeats)
-        is filtered from the previous, smaller view, at a cost proportional to that view.  From all
-        entries, a view is made only when `work` (the senders' entries) is at most `frac` of them.
+        last few views are kept with the sender masks they were made for: a sender set that is a subset
+        of one (it shrinks from superstep to superstep, or repeats) uses that view, with the mask while
+        its senders still have more than `frac` of the view's entries, else a new view filtered from it
+        (cost proportional to the old view: views are made only when the work has shrunk by 1/frac).
+        From all entries, a view is made when `work` (the senders' entries) is at most `frac` of them.
         """
-        base = self
+        base, bk = self, -1
         for k, (cm, view) in enumerate(self._views):
             if view.entries < base.entries and len(cm) == len(msk) and not np.any(msk > cm):
-                base = view
-                if view.entries == work:  # the same entries: reuse as is
-                    self._views.append(self._views.pop(k))
-                    return view
+                base, bk = view, k
+        if base is not self:
+            self._views.append(self._views.pop(bk))  # most recently used last
+            if base.entries == work:  # the same entries: no mask needed
+                return base, False
+            if work > frac * base.entries:
+                return base, True
+        elif work > frac * self.entries:
+            return None
+        keep = np.flatnonzero(msk[base.nbr])
+        owner = base.owner[keep]  # rows of the kept entries (ascending): the view's row structure
+        indptr = np.zeros(self.seg.n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(owner, minlength=self.seg.n), out=indptr[1:])
+        view = Adjacency(indptr, base.nbr[keep], None, self._ext_ids)  # a view has no edge ids (unused)
+        view.seg._owner = owner
+        self._views.append((msk.copy(), view))
+        del self._views[:-self.VIEWS_KEPT]
+        return view, False
         if base is self and work > frac * self.entries:
             return None
         keep = np.flatnonzero(msk[base.nbr])
@@ -243,6 +259,7 @@ class Runtime:
             self._offsets[name] = off
             off += ELEM_SIZE[elem]
         need_in, need_out = getattr(module, "NAIVE_DIRECTIONS", (True, False))
+        self._directions = (bool(need_in), bool(need_out))
         self._adj: dict[bool, Adjacency] = {}
         self._rand_counts = [0] * int(getattr(module, "RAND_SITES", 0))
         # naive (-O0) broadcast: every vertex sends one record along every adjacency entry it has
@@ -266,6 +283,18 @@ class Runtime:
         self._t_start = self._t_last
 
     # ------------------------------------------------------------ structure
+
+    def prepare(self) -> None:
+        """Build this rank's adjacency structures the program reads (both CSR directions of the local
+        part, as one rank has them from the graph) before the run's clock starts: part of loading the
+        graph, like building the CSR itself, and done on every rank at once."""
+        if self.lg.size > 1:
+            need_in, need_out = self._directions
+            for out in {False: [False], True: [d for d, need in ((False, need_in), (True, need_out)) if need]}[
+                    bool(self.lg.directed)]:
+                self.adj(out).transpose()
+        self.comm.barrier()  # every rank has its part ready: the clock starts on all ranks together
+        self._t_start = self._t_last = time.perf_counter()
 
     @property
     def src_ids(self) -> np.ndarray:
@@ -573,20 +602,23 @@ class Runtime:
             if work == adj.entries:  # every entry's sender sends: no mask
                 msk = None
             else:
-                view = adj.restricted(msk, work, self.RESTRICT_BELOW)
-                if view is not None:  # every entry of the view is sent: no mask left
-                    adj, msk = view, None
-        if op == "sum" and msk is None and elem == "int" and isinstance(value, (int, np.integer)):
-            return adj.seg.counts.astype(np.int64) * np.int64(value)  # a constant (int64 wrap-around as a sum)
+                got = adj.restricted(msk, work, self.RESTRICT_BELOW)
+                if got is not None:
+                    adj, masked = got
+                    msk = msk if masked else None  # no mask: every entry of the view is sent
+        if op == "count" or op == "sum" and elem == "int" and isinstance(value, (int, np.integer)):
+            # counts (times a constant: int64 wrap-around as a sum); with a mask, one float mat-vec
+            # (exact below 2**53 entries per row) is the fastest way to count
+            if msk is None:
+                cnt = adj.seg.counts.astype(np.int64)
+            else:
+                cnt = np.rint(adj.matrix("f") @ msk.astype(np.float64)).astype(np.int64)
+            return cnt if op == "count" else cnt * np.int64(value)
         if op in ("count", "avg", "sum"):
             kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
             A = adj.matrix(kind)
             if A is not None:
                 dt = np.float64 if kind == "f" else np.int64
-                if op == "count":
-                    if msk is None:
-                        return adj.seg.counts.astype(np.int64)
-                    return np.rint(adj.matrix("f") @ msk.astype(np.float64)).astype(np.int64)
                 xs = v.astype(dt, copy=False)
                 if msk is not None:
                     xs = np.where(msk, xs, dt(0))
@@ -741,7 +773,41 @@ class Runtime:
                 out = self._sparse_buffer(("at_endpoint", side), self.m, ext.dtype, idx)
                 out[idx] = ext[ends[idx]]
                 return out
+        if self.lg.size == 1 and isinstance(ext, np.ndarray) and ext.ndim == 1 and len(ext) == self.n:
+            return self._endpoint_update(ext, side, ends)
         return ext[ends]
+
+    def _endpoint_update(self, ext: np.ndarray, side: str, ends: np.ndarray) -> np.ndarray:
+        """`ext[ends]` (one rank), updated from an earlier answer: programs usually read the same vertex
+        array at edge endpoints every round while only a few vertices change.  Two (snapshot, answer)
+        buffers are kept per side; one the program no longer holds is brought up to date by
+        re-gathering only the edges at the vertices whose value changed (bitwise) since its snapshot."""
+        lg = self.lg
+        bufs = lg.__dict__.setdefault("_endpoint_bufs", {})
+        slots = bufs.setdefault((side, ext.dtype.str), [])
+        for k in range(len(slots)):
+            if sys.getrefcount(slots[k][1]) != _FREE_REFS:
+                continue
+            snap, out = slots[k]
+            a, b = _bits_view(ext), _bits_view(snap)
+            changed = np.flatnonzero(a != b)
+            # edges at a changed vertex: its out-CSR (src) / in-CSR (dst) row lists them (undirected:
+            # every incident edge, a superset)
+            indptr, eid = (lg.out_indptr, lg.out_eid) if side == "src" else (lg.in_indptr, lg.in_eid)
+            starts = indptr[changed]
+            lens = indptr[changed + 1] - starts
+            if int(lens.sum()) * 16 < self.m:  # scattered re-gathers cost several times a sequential one
+                e = eid[K.expand_ranges(starts, lens)]
+                out[e] = ext[ends[e]]
+            else:
+                np.take(ext, ends, out=out, mode="clip")  # (valid indices; "clip" writes `out` directly)
+            snap[changed] = ext[changed]
+            slots[k] = (snap, out)
+            return out
+        out = ext[ends]
+        if len(slots) < 2:
+            slots.append((ext.copy(), out))
+        return out
 
     def _sparse_buffer(self, key, size: int, dtype, idx: np.ndarray) -> np.ndarray:
         """A zero array of `size` about to be written at `idx` only: one of two buffers kept per `key`
@@ -978,6 +1044,11 @@ def _weight_view(lg: LocalGraph) -> np.ndarray:
                 w = np.broadcast_to(w[:1], w.shape)
         lg._weight_view = w
     return w
+
+
+def _bits_view(a: np.ndarray) -> np.ndarray:
+    """The array as unsigned integers of its item size (bitwise comparison: -0.0 != 0.0, NaN == NaN)."""
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
 
 
 def _free_refs() -> int:
