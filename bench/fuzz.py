@@ -358,6 +358,14 @@ def _tiny():
 # ---------------------------------------------------------------- report
 
 
+def git_commit() -> str:
+    """The commit the run starts from (`+dirty` with uncommitted changes), to say what was fuzzed."""
+    def git(*a: str) -> str:
+        return subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True).stdout.strip()
+
+    return (git("rev-parse", "--short", "HEAD") or "unknown") + ("+dirty" if git("status", "--porcelain", "g2pl") else "")
+
+
 def summarize(args, progs, mpi, robust, saved, total_s) -> tuple[str, dict, bool]:
     res = progs["results"]
     n_gen = sum(r["generated"] for r in res)
@@ -377,7 +385,8 @@ def summarize(args, progs, mpi, robust, saved, total_s) -> tuple[str, dict, bool
     lines = ["# Compiler fuzzing (bench/fuzz.py)", ""]
     lines.append(f"`python bench/fuzz.py --programs {args.programs} --robust {args.robust} --ranks {args.ranks} "
                  f"--seed {args.seed}` — {platform.node()}, {os.cpu_count()} CPUs, Python "
-                 f"{platform.python_version()}, {args.jobs} worker(s); total {total_s:.0f} s.")
+                 f"{platform.python_version()}, {args.jobs} worker(s); g2pl commit {args.commit}; "
+                 f"total {total_s:.0f} s.")
     lines += ["", "## Differential (1 rank, 9 configurations x 3 graphs per program)", ""]
     lines.append(f"* programs generated: {n_gen}/{len(res)}; compiled under every configuration: {n_comp}; "
                  f"compared (every configuration ran on every graph): {n_cmp}")
@@ -446,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results")
     ap.add_argument("--quick", action="store_true", help="smoke run: 20 programs, 200 robustness cases")
     args = ap.parse_args(argv)
+    args.commit = git_commit()
     if args.quick:
         args.programs, args.robust = min(args.programs, 20), min(args.robust, 200)
     if args.ranks == 2:
