@@ -330,3 +330,49 @@ def is_matching(G: nx.Graph, M) -> bool:
 def is_maximal_matching(G: nx.Graph, M) -> bool:
     covered = {x for e in M for x in e}
     return is_matching(G, M) and all(a in covered or b in covered for a, b in G.edges)
+
+
+def ref_scc(G: nx.Graph) -> dict[int, int]:
+    """Each vertex -> the smallest original ID in its strongly connected component."""
+    comps = nx.strongly_connected_components(G) if G.is_directed() else nx.connected_components(G)
+    return {v: min(c) for c in comps for v in c}
+
+
+def ref_hits(G: nx.Graph, iters: int) -> tuple[dict[int, float], dict[int, float]]:
+    """(hubs, authorities) after `iters` rounds of the unnormalised updates, each normalised to sum 1."""
+    nodes = sorted(G.nodes)
+    A = nx.to_numpy_array(G, nodelist=nodes, weight=None)  # A[i, j] = 1 for an edge i -> j
+    hub = np.ones(len(nodes))
+    auth = hub
+    for _ in range(iters):
+        auth = A.T @ hub
+        auth = auth / auth.sum()
+        hub = A @ auth
+        hub = hub / hub.sum()
+    return dict(zip(nodes, hub.tolist())), dict(zip(nodes, auth.tolist()))
+
+
+def ref_widest(G: nx.Graph, root: int) -> dict[int, float]:
+    """Maximum bottleneck width of a path from root (inf at root, 0.0 if unreachable): a max-heap Dijkstra."""
+    import heapq
+
+    best = {v: 0.0 for v in G.nodes}
+    if root not in best:
+        return best
+    best[root] = math.inf
+    heap = [(-math.inf, root)]
+    succ = G.successors if G.is_directed() else G.neighbors
+    while heap:
+        b, x = heapq.heappop(heap)
+        if -b < best[x]:
+            continue
+        for y in succ(x):
+            w = min(-b, G[x][y]["weight"])
+            if w > best[y]:
+                best[y] = w
+                heapq.heappush(heap, (-w, y))
+    return best
+
+
+def is_proper_coloring(G: nx.Graph, color: dict[int, int]) -> bool:
+    return all(color[v] >= 0 for v in G.nodes) and all(color[a] != color[b] for a, b in G.edges)

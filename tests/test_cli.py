@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from program_args import cli_args
 
 from g2pl.cli import g2pl_main, g2plc_main
 
@@ -27,13 +28,6 @@ BFS = PROGRAMS / "bfs.g2pl"
 ALL_PROGRAMS = sorted(PROGRAMS.glob("*.g2pl"))
 PASSES = ("reuse", "merge", "reorder", "prune", "pack", "direction")
 
-# Arguments for each program in programs/ (others take none).
-PROGRAM_ARGS = {
-    "bfs": ["root=0"],
-    "sssp": ["root=0"],
-    "kcore": ["k=2"],
-    "pagerank": ["iters=5", "damping=0.85"],
-}
 # Procedure names that differ from the file name.
 ENTRY_NAMES = {"densest": "ds", "matching": "mm"}
 
@@ -72,13 +66,6 @@ def _no_constants(name: str):
 
 def load_json(path: Path) -> dict:
     return json.loads(path.read_text(), parse_constant=_no_constants)
-
-
-def prog_args(name: str) -> list[str]:
-    out = []
-    for a in PROGRAM_ARGS.get(name, []):
-        out += ["--arg", a]
-    return out
 
 
 def path_graph(tmp_path: Path, n_edges: int, extra: str = "", name: str = "path.txt") -> Path:
@@ -419,7 +406,7 @@ def test_stats_O0_message_accounting(tmp_path, capsys):
 
 @pytest.mark.parametrize("prog", ALL_PROGRAMS, ids=lambda p: p.stem)
 def test_run_every_program_O0_and_O2(tmp_path, capsys, prog):
-    args = prog_args(prog.stem)
+    args = cli_args(prog, 0)
     out0, s0 = run_json(capsys, tmp_path, prog, "ws:40:4:0.3", "--seed", "3", *args, "-O0", tag="0")
     out2, s2 = run_json(capsys, tmp_path, prog, "ws:40:4:0.3", "--seed", "3", *args, "-O2", tag="2")
     for out in (out0, out2):

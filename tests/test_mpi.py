@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from program_args import cli_args
 
 import g2pl
 from g2pl.runtime.launch import find_mpiexec
@@ -49,10 +50,7 @@ def graph_file(tmp_path_factory) -> tuple[Path, int]:
 
 
 def args_for(prog: str, root: int) -> list[str]:
-    return {
-        "bfs": ["--arg", f"root={root}"], "sssp": ["--arg", f"root={root}"],
-        "pagerank": ["--arg", "iters=20", "--arg", "damping=0.85"], "kcore": ["--arg", "k=3"],
-    }.get(prog, [])
+    return cli_args(ROOT / "programs" / f"{prog}.g2pl", root)
 
 
 def g2pl_cmd(*args: str) -> list[str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from program_args import program_args
 
 import g2pl
 from g2pl.compiler import ir
@@ -93,9 +94,7 @@ CONFIGS = [(0, ()), (1, ()), (2, ())] + [(2, (p.name,)) for p in PIPELINE]
 
 
 def _args(prog: str, g) -> dict:
-    root = int(g.ids[g.src[0]])
-    return {"bfs": {"root": root}, "sssp": {"root": root}, "pagerank": {"iters": 15, "damping": 0.85},
-            "kcore": {"k": 2}}.get(prog, {})
+    return program_args(ROOT / "programs" / f"{prog}.g2pl", int(g.ids[g.src[0]]))
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)

@@ -13,21 +13,26 @@ import math
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 import pytest
 from oracles import (
     from_edges,
     is_maximal_independent,
     is_maximal_matching,
+    is_proper_coloring,
     num,
     random_graph,
     ref_bfs,
     ref_components,
     ref_densest,
+    ref_hits,
     ref_kcore,
     ref_matching,
     ref_mis,
     ref_pagerank_numpy,
+    ref_scc,
     ref_sssp,
+    ref_widest,
     to_nx,
     vdict,
 )
@@ -37,7 +42,8 @@ from g2pl.graph import load_graph
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM_DIR = ROOT / "programs"
-TESTED = {"bfs", "sssp", "pagerank", "cc", "pjcc", "kcore", "mis", "matching", "densest"}
+TESTED = {"bfs", "sssp", "pagerank", "cc", "pjcc", "kcore", "mis", "matching", "densest",
+          "scc", "wcc", "hits", "widest", "bipartite", "coloring"}
 
 # (seed, number of vertices): three graphs of different sizes for every program.
 GRAPHS = [(101, 300), (202, 900), (303, 2500)]
@@ -434,3 +440,74 @@ def test_degree_renumbering_on_one_rank_keeps_answers():
         b = p.run(g, args=args, renumber="degree").values
         assert a == b or prog == "pagerank" and all(
             abs(a[0]["value"][k] - b[0]["value"][k]) <= 1e-12 * abs(a[0]["value"][k]) for k in a[0]["value"])
+
+
+# --------------------------------------------------------------------------- scc, wcc, hits (directed)
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_scc_and_wcc_vs_networkx(progs, seed, n, directed):
+    t = random_graph(seed + 40, n, directed=directed)
+    assert vdict(progs["scc"].run(t.g)["Label"]) == ref_scc(t.G)
+    assert vdict(progs["wcc"].run(t.g)["L"]) == ref_components(t.G)
+
+
+def test_scc_on_a_graph_with_nested_cycles(progs):
+    # 1->2->3->1 and 3->4->5->4, 6 alone, 7->1: SCCs {1,2,3}, {4,5}, {6}, {7}
+    g = from_edges([(1, 2), (2, 3), (3, 1), (3, 4), (4, 5), (5, 4), (7, 1)], directed=True, isolated=[6])
+    assert vdict(progs["scc"].run(g)["Label"]) == {1: 1, 2: 1, 3: 1, 4: 4, 5: 4, 6: 6, 7: 7}
+
+
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_hits_vs_power_iteration(progs, seed, n):
+    t = random_graph(seed + 41, n, directed=True)
+    res = progs["hits"].run(t.g, {"iters": 8})
+    hub, auth = ref_hits(t.G, 8)
+    for got, exp in ((vdict(res["Hub"]), hub), (vdict(res["Auth"]), auth)):
+        assert got.keys() == exp.keys()
+        assert max(abs(got[v] - exp[v]) for v in exp) < 1e-12
+
+
+# --------------------------------------------------------------------------- widest, bipartite, coloring
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_widest_paths(progs, seed, n, directed):
+    t = random_graph(seed + 42, n, directed=directed, weighted=True)
+    for root in pick_roots(t):
+        got = {v: num(x) for v, x in vdict(progs["widest"].run(t.g, {"root": root})["W"]).items()}
+        assert got == ref_widest(t.G, root)
+
+
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_bipartite(progs, seed, n):
+    t = random_graph(seed + 43, n)
+    rng = np.random.default_rng(seed)
+    part = {v: int(rng.integers(0, 2)) for v in t.G.nodes}
+    two = [(a, b) for a, b in t.G.edges if part[a] != part[b]]  # bipartite by construction
+    hub = next(v for v in t.G.nodes if sum(1 for a, b in two if v in (a, b)) >= 2)
+    x, y = [b if a == hub else a for a, b in two if hub in (a, b)][:2]
+    for edges in (two, two + [(x, y)], list(t.G.edges)):  # + a triangle; the original graph
+        g = from_edges(edges, isolated=list(t.G.nodes))
+        G = nx.Graph(edges)
+        G.add_nodes_from(t.G.nodes)
+        res = progs["bipartite"].run(g)
+        assert res["ok"] == nx.is_bipartite(G)
+        side = vdict(res["Side"])
+        assert set(side.values()) <= {0, 1}
+        if res["ok"]:
+            assert all(side[a] != side[b] for a, b in G.edges)
+    assert not nx.is_bipartite(nx.Graph(two + [(x, y)]))
+
+
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_coloring_is_proper_and_deterministic(progs, seed, n):
+    t = random_graph(seed + 44, n)
+    res = progs["coloring"].run(t.g, seed=seed)
+    color = vdict(res["Color"])
+    assert is_proper_coloring(t.G, color)
+    assert res["r"] == max(color.values()) + 1
+    assert res["r"] <= max(d for _, d in t.G.degree()) + 1 or res["r"] <= 2 * math.log2(n) + 5
+    assert progs["coloring"].run(t.g, seed=seed).output() == res.output()
