@@ -1024,7 +1024,8 @@ class Runtime:
         if kind == "vertex":
             arr = self.lg.in_id_order(arr)
         if self.lg.size == 1:
-            return arr
+            # a writable, contiguous array (not the read-only stride-0 view of constant weights)
+            return arr if arr.flags.writeable and arr.strides[0] == arr.itemsize else arr.copy()
         if kind == "edge":
             arr = arr[self.lg.edge_owned]
         parts = self.comm.gather(arr)
