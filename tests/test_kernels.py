@@ -283,3 +283,19 @@ def test_endpoint_reads_updated_from_earlier_answers():
             rt.end_superstep(0)
         for got, exp in held:
             assert np.array_equal(got.view(np.uint8), exp.view(np.uint8))
+
+
+def test_gather_reduce_in_blocks_matches_plain_reduce(monkeypatch):
+    rng = np.random.default_rng(3)
+    monkeypatch.setattr(K.Segments, "BLOCK", 7)  # many blocks, rows longer than a block
+    for _ in range(20):
+        rows = rng.integers(0, 30, size=rng.integers(1, 40))
+        rows[rng.random(len(rows)) < 0.3] = 0
+        indptr = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+        seg = K.Segments(indptr)
+        table = rng.integers(-50, 50, size=25)
+        idx = rng.integers(0, 25, size=int(indptr[-1]))
+        for ufunc, fill in ((np.minimum, K.INT64_MAX), (np.maximum, K.INT64_MIN)):
+            assert np.array_equal(seg.gather_reduce(ufunc, table, idx, fill), seg.reduce(ufunc, table[idx], fill))
+        ft = rng.standard_normal(25)
+        assert np.array_equal(seg.gather_reduce(np.minimum, ft, idx, np.inf), seg.reduce(np.minimum, ft[idx], np.inf))

@@ -669,13 +669,13 @@ class Runtime:
             v32 = vv.astype(np.int32)
             if msk is not None:
                 v32 = np.where(msk, v32, np.int32(ident32))
-            r32 = adj.seg.reduce(ufunc, v32[adj.nbr], ident32)
+            r32 = adj.seg.gather_reduce(ufunc, v32, adj.nbr, ident32)
             r = r32.astype(np.int64)
             r[r32 == ident32] = ident
         else:
             if msk is not None:
                 vv = np.where(msk, vv, dt.type(ident))
-            r = adj.seg.reduce(ufunc, vv[adj.nbr], ident)
+            r = adj.seg.gather_reduce(ufunc, vv, adj.nbr, ident)
         empty_val = K.empty_value(op, elem)
         if empty_val != ident:  # vid: an empty row is -1, not the identity
             rows = np.flatnonzero(r == ident)
@@ -715,14 +715,14 @@ class Runtime:
             none32 = np.iinfo(np.int32).max  # larger than every key
             if msk is not None:
                 key32 = np.where(msk, key32, np.int32(none32))
-            best32 = adj.seg.reduce(np.minimum, key32[adj.nbr], none32)
+            best32 = adj.seg.gather_reduce(np.minimum, key32, adj.nbr, none32)
             found = np.flatnonzero(best32 != none32)
             out[found] = lg._rank_id[best32[found].astype(np.int64) % ne]
             return out
         key = (val << 32) | lg._id_rank
         if msk is not None:
             key = np.where(msk, key, K.INT64_MAX)
-        best = adj.seg.reduce(np.minimum, key[adj.nbr], K.INT64_MAX)
+        best = adj.seg.gather_reduce(np.minimum, key, adj.nbr, K.INT64_MAX)
         found = best != K.INT64_MAX
         out[found] = lg._rank_id[best[found] & 0xFFFFFFFF]
         return out

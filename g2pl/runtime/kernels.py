@@ -73,6 +73,28 @@ class Segments:
     def sum(self, vals: np.ndarray) -> np.ndarray:
         return self.reduce(np.add, vals, 0)
 
+    #: entries gathered per block by `gather_reduce` (the block stays in cache between gather and reduce)
+    BLOCK = 1 << 17
+
+    def gather_reduce(self, ufunc: np.ufunc, table: np.ndarray, idx: np.ndarray, fill) -> np.ndarray:
+        """`reduce(ufunc, table[idx], fill)` (idx: one table index per entry) without the entry-length
+        array: rows are taken in blocks of about BLOCK entries, each gathered into one reused buffer and
+        reduced while it is still in cache.  Same result (each row's entries are reduced in order)."""
+        total = len(idx)
+        st, ne = self.starts, self.nonempty
+        if total <= 2 * self.BLOCK or not len(st):
+            return self.reduce(ufunc, table[idx], fill)
+        out = np.full(self.n, fill, dtype=table.dtype)
+        cuts = np.unique(np.append(np.searchsorted(st, np.arange(0, total, self.BLOCK)), len(st)))
+        buf = np.empty(self.BLOCK, dtype=table.dtype)
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            lo = int(st[a])
+            hi = int(st[b]) if b < len(st) else total
+            blk = buf[:hi - lo] if hi - lo <= self.BLOCK else np.empty(hi - lo, dtype=table.dtype)
+            np.take(table, idx[lo:hi], out=blk, mode="clip")  # valid indices: "clip" writes blk directly
+            out[ne[a:b]] = ufunc.reduceat(blk, st[a:b] - lo)
+        return out
+
     def count(self, mask: np.ndarray) -> np.ndarray:
         """Entries per row where `mask` (bool, one per entry) holds, as int64 (no int64 copy of the mask)."""
         out = np.zeros(self.n, dtype=np.int64)
