@@ -52,6 +52,13 @@ import fuzzgen  # noqa: E402
 # ---------------------------------------------------------------- phase 1: programs
 
 
+MEDIUM = False  # --medium: also a graph of hundreds to thousands of vertices (set before the pool forks)
+
+
+def graphs_for(seed: int) -> list:
+    return fuzzgen.random_graphs(seed, medium=MEDIUM)
+
+
 def _one_program(seed: int) -> dict[str, Any]:
     """Worker: generate, compile and compare one program (runs in a pool process)."""
     t0 = time.perf_counter()
@@ -67,7 +74,7 @@ def _one_program(seed: int) -> dict[str, Any]:
     out["lines"] = prog.source.count("\n")
     out["rand"] = "rand()" in prog.source
     try:
-        fails, info = fuzzgen.differential(prog)
+        fails, info = fuzzgen.differential(prog, graphs_for(seed))
         for label, _, _ in fuzzgen.CONFIGS:
             info["outcomes"][label] = [(st, v if st != "ok" else None) for st, v in info["outcomes"][label]]
     except Exception as e:  # noqa: BLE001
@@ -166,7 +173,7 @@ def run_mpi(args, progs: list[dict], log) -> dict[str, Any]:
     for i, r in enumerate(todo):
         seed = r["seed"]
         prog = fuzzgen.generate(seed)
-        graphs = fuzzgen.random_graphs(seed)
+        graphs = graphs_for(seed)
         which = i % 2  # graph 0 undirected, graph 1 directed
         label = "O2" if (i // 2) % 2 == 0 else "O0"
         _, info = fuzzgen.differential(prog, graphs, configs=tuple(c for c in fuzzgen.CONFIGS if c[0] == label))
@@ -296,8 +303,7 @@ def save_failures(args, progs: dict, mpi: dict | None, robust: dict | None, log)
                 continue
             per_class[cls] += 1
             prog = fuzzgen.generate(r["seed"])
-            graphs = [g for g in fuzzgen.random_graphs(r["seed"]) if g.name == fail.graph] or \
-                fuzzgen.random_graphs(r["seed"])
+            graphs = [g for g in graphs_for(r["seed"]) if g.name == fail.graph] or graphs_for(r["seed"])
             pred = fuzzgen.failure_predicate(fail.signature(), graphs, r["seed"])
             t0 = time.perf_counter()
             small = fuzzgen.minimize(prog.source, pred, budget=args.minimize_budget) if pred(prog.source) \
@@ -316,7 +322,7 @@ def save_failures(args, progs: dict, mpi: dict | None, robust: dict | None, log)
         per_class[cls] += 1
         seed = f["seed"]
         fail = fuzzgen.Failure(**{k: f[k] for k in ("kind", "config", "detail", "graph")})
-        graphs = [g for g in fuzzgen.random_graphs(seed) if g.name == fail.graph]
+        graphs = [g for g in graphs_for(seed) if g.name == fail.graph]
         prog = fuzzgen.generate(seed)
         parts = fail.config.split()
         label = parts[1] if len(parts) > 1 else "O2"
@@ -384,10 +390,10 @@ def summarize(args, progs, mpi, robust, saved, total_s) -> tuple[str, dict, bool
     new_failure = any(cls not in known_cls for cls in by_class)
     lines = ["# Compiler fuzzing (bench/fuzz.py)", ""]
     lines.append(f"`python bench/fuzz.py --programs {args.programs} --robust {args.robust} --ranks {args.ranks} "
-                 f"--seed {args.seed}` — {platform.node()}, {os.cpu_count()} CPUs, Python "
+                 f"--seed {args.seed}{' --medium' if args.medium else ''}` — {platform.node()}, {os.cpu_count()} CPUs, Python "
                  f"{platform.python_version()}, {args.jobs} worker(s); g2pl commit {args.commit}; "
                  f"total {total_s:.0f} s.")
-    lines += ["", "## Differential (1 rank, 9 configurations x 3 graphs per program)", ""]
+    lines += ["", f"## Differential (1 rank, 9 configurations x {3 + args.medium} graphs per program)", ""]
     lines.append(f"* programs generated: {n_gen}/{len(res)}; compiled under every configuration: {n_comp}; "
                  f"compared (every configuration ran on every graph): {n_cmp}")
     lines.append(f"* distinct generated modules run: {runs} (identical modules are run once); "
@@ -454,8 +460,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minimize-budget", type=int, default=800, help="oracle calls per minimization")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results")
     ap.add_argument("--quick", action="store_true", help="smoke run: 20 programs, 200 robustness cases")
+    ap.add_argument("--medium", action="store_true",
+                    help="also run every program on a graph of 200-3000 vertices with hubs")
     args = ap.parse_args(argv)
     args.commit = git_commit()
+    global MEDIUM
+    MEDIUM = args.medium
     if args.quick:
         args.programs, args.robust = min(args.programs, 20), min(args.robust, 200)
     if args.ranks == 2:

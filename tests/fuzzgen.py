@@ -959,8 +959,33 @@ class TestGraph:
         return "".join(f"{a} {b} {w!r}\n" for a, b, w in self.edges)
 
 
-def random_graphs(seed: int, count: int = 3) -> list[TestGraph]:
-    """Small random graphs: undirected and directed, non-contiguous IDs, isolated vertices, weights."""
+def medium_graph(seed: int, directed: bool) -> TestGraph:
+    """A graph of a few hundred to a few thousand vertices with hubs (preferential attachment) and
+    isolated vertices: big enough for the runtime's size-dependent choices (push or pull, early-exit
+    rounds, narrow index types, reused buffers) to take both sides, which tiny graphs never do."""
+    rng = random.Random(seed ^ 0x3D1A)
+    n = rng.randint(200, 3000)
+    ids = sorted(rng.sample(range(0, 40 * n), n))
+    ends: list[int] = [ids[0]]
+    edges = []
+    for x in ids[1:]:
+        if rng.random() < 0.05:
+            continue  # isolated
+        for _ in range(rng.choice([1, 1, 2, 3, 6])):
+            y = rng.choice(ends) if rng.random() < 0.7 else rng.choice(ids)
+            edges.append((x, y, rng.choice([0.5, 1.0, 1.5, 2.0, 3.25])))
+            ends += [x, y]
+    touched = {x for a, b, _ in edges for x in (a, b)}
+    edges += [(x, x, 1.0) for x in ids if x not in touched]
+    name = f"gm-{'dir' if directed else 'und'}"
+    g = build_graph(np.array([a for a, _, _ in edges], np.int64), np.array([b for _, b, _ in edges], np.int64),
+                    np.array([w for _, _, w in edges], np.float64), directed=directed, name=name)
+    return TestGraph(name, directed, edges, g)
+
+
+def random_graphs(seed: int, count: int = 3, medium: bool = False) -> list[TestGraph]:
+    """Small random graphs: undirected and directed, non-contiguous IDs, isolated vertices, weights;
+    with `medium`, also one `medium_graph`."""
     rng = random.Random(seed)
     out = []
     for j in range(count):
@@ -987,6 +1012,8 @@ def random_graphs(seed: int, count: int = 3) -> list[TestGraph]:
         g = build_graph(np.array(src, np.int64), np.array(dst, np.int64), np.array(w, np.float64),
                         directed=directed, name=name)
         out.append(TestGraph(name, directed, edges, g))
+    if medium:
+        out.append(medium_graph(seed, directed=seed % 2 == 1))
     return out
 
 
