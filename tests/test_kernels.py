@@ -138,6 +138,19 @@ def test_any_pull_with_budget_is_exact_or_gives_up(rows, data, budget):
         assert got.tolist() == exp
 
 
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.integers(0, 40), min_size=1, max_size=10), data=st.data())
+def test_any_pull_over_some_rows_only(rows, data):
+    indptr = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    k = int(indptr[-1])
+    nbr = np.array(data.draw(st.lists(st.integers(0, 5), min_size=k, max_size=k)), dtype=np.int64)
+    x = np.array(data.draw(st.lists(st.booleans(), min_size=6, max_size=6)), dtype=bool)
+    pick = np.array(data.draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows))), dtype=bool)
+    got = K.any_pull(K.Segments(indptr), nbr, x, rows=np.flatnonzero(pick))
+    exp = [bool(pick[r] and x[nbr[indptr[r]:indptr[r + 1]]].any()) for r in range(len(rows))]
+    assert got.tolist() == exp
+
+
 def test_segment_count_and_vid_min_max_empty_rows():
     rng = np.random.default_rng(5)
     for _ in range(30):

@@ -153,3 +153,43 @@ def test_direction_pushes_small_frontiers() -> None:
     assert on.values == off.values
     assert on.stats["directions"]["push"] > 0 and on.stats["directions"]["pull"] > 0
     assert off.stats["directions"] == {"push": 0, "pull": 0}
+
+
+def _recv_filters(src: str, opt: int = 2) -> list:
+    prog = g2pl.compile(src, opt=opt)
+    plan = prog.compilation(prog.entry_name()).plan
+    return [x.instr.recv for s in plan.states for x in s.exchange if isinstance(x.instr, ir.NbrReduce)]
+
+
+BFS_LOOP = """p(root: vid) {
+  F = { id == root | v <- V };
+  Seen = F;
+  while (F != empty) {
+    %s
+  }
+  return Seen;
+}"""
+
+
+def test_receiver_filter_only_when_nothing_changes_it_before_the_use() -> None:
+    ok = BFS_LOOP % "F = { or [ true | u <- nvals v, u in F ] | v <- V } \\ Seen;\n    Seen = Seen || F;"
+    assert [ir.show_ex(r) for r in _recv_filters(ok)] == ["!Seen"]
+    assert _recv_filters(ok, opt=1) == [None]  # direction is an -O2 pass
+    # merge runs the aggregation in the loop-condition superstep, before `Seen = Seen || F`: the filter
+    # would be read too early, so the pull must look at every receiver
+    early = BFS_LOOP % "Seen = Seen || F;\n    F = { or [ true | u <- nvals v, u in F ] | v <- V } \\ Seen;"
+    assert _recv_filters(early) == [None]
+    # the result is used twice (also unfiltered): no filter
+    twice = BFS_LOOP % ("N = { or [ true | u <- nvals v, u in F ] | v <- V };\n    F = N \\ Seen;\n"
+                        "    Seen = Seen || N;")
+    assert _recv_filters(twice) == [None]
+
+
+def test_receiver_filter_gives_the_same_levels_with_less_work() -> None:
+    g = g2pl.load_graph("kron:12", seed=3)
+    root = int(g.ids[g.src[0]])
+    for src in (ROOT / "programs" / "bfs.g2pl", BFS_LOOP % "Seen = Seen || F;\n    F = { or [ true | u <- nvals v, "
+                                                         "u in F ] | v <- V } \\ Seen;"):
+        on = g2pl.compile(src).run(g, args={"root": root})
+        off = g2pl.compile(src, disable=("direction",)).run(g, args={"root": root})
+        assert on.values == off.values

@@ -289,6 +289,10 @@ class CodeGen:
         if i.push and pres:
             lines.append(f"_E = rt.active_entries(adj, {pres}, {self.site()})  # push from few senders, else pull")
             push = ", entries=_E"
+        if i.recv is not None:
+            src, pro = self.ex(i.recv, "V")
+            lines += pro + [f"_recv = {src}  # only these receivers use the result: the pull skips the rest"]
+            push += ", recv=_recv"
         lines.append(f"{pyname(i.target)} = rt.nbr_combine({i.op!r}, {val}, {mask or 'None'}, adj, {i.elem!r}{push})")
         return lines
 

@@ -195,13 +195,16 @@ class NbrReduce(Instr):
     elem: str  # result element type
     send: Ex | None = None  # (after prune) the sender-side part of the filter: who sends at all
     push: bool = False  # (after direction) may be pushed from the active senders when they are few
+    # (after direction) receiver-side condition outside which the result is never used: a pull may
+    # skip those receivers (their result is unspecified)
+    recv: Ex | None = None
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
         return (self.target,)
 
     def uses(self) -> set[str]:
-        return reads(self.value) | reads(self.mask) | reads(self.send)
+        return reads(self.value) | reads(self.mask) | reads(self.send) | reads(self.recv)
 
 
 @dataclass(frozen=True)
@@ -376,6 +379,7 @@ def show_instr(i: Instr) -> str:
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
         send = f" sent if {show_ex(i.send)}" if i.send is not None else ""
         send += " (push/pull)" if i.push else ""
+        send += f" (pulled only where {show_ex(i.recv)})" if i.recv is not None else ""
         return f"{i.target} = {i.op} over {'out' if i.out else 'in'}-neighbours of {show_ex(i.value)}{send}{mask}"
     if isinstance(i, GlobalReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""

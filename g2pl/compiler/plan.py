@@ -51,6 +51,23 @@ class State:
     exchange: list[Exch] = field(default_factory=list)
     term: Terminator | None = None
 
+    def successors(self) -> list[int]:
+        t = self.term
+        if isinstance(t, Goto):
+            return [t.target]
+        if isinstance(t, Branch):
+            return [t.then, t.other]
+        return []
+
+    def term_uses(self) -> set[str]:
+        """Variables the terminator reads (a branch condition, returned values)."""
+        t = self.term
+        if isinstance(t, Branch):
+            return ir.reads(t.cond)
+        if isinstance(t, Halt) and t.ret is not None:
+            return t.ret.uses()
+        return set()
+
     def lines(self) -> list[int]:
         ls = {i.span.line for i in self.instrs} | {x.instr.span.line for x in self.exchange}
         if isinstance(self.term, Branch):
@@ -246,6 +263,7 @@ def describe_exchange(x: Exch, proc: ir.ProcIR, prune: bool = False) -> str:
         fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "(none: constant per record)"
         send = f"; sent if {ir.show_ex(i.send)}" if i.send is not None else ""
         send += "; pushed when the senders are few, else pulled" if i.push else ""
+        send += f"; pulled only at receivers where {ir.show_ex(i.recv)}" if i.recv is not None else ""
         cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return (f"messages along {'out' if i.out else 'in'}-edges -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
                 f" [fields {fl}{send}{cond}] (combiner: {i.op})")

@@ -49,6 +49,7 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str) -> None:
     elif isinstance(i, ir.NbrReduce):
         _check_ex(i.value, "A", vars_, where)
         _check_ex(i.mask, "A", vars_, where)
+        _check_ex(i.recv, "V", vars_, where)
     elif isinstance(i, ir.GlobalReduce):
         _check_ex(i.value, i.dom, vars_, where)
         _check_ex(i.mask, i.dom, vars_, where)

@@ -575,7 +575,7 @@ class Runtime:
     #: are at most this fraction of all entries
     RESTRICT_BELOW = 1 / 2
 
-    def nbr_combine(self, op: str, value, mask, adj: Adjacency, elem: str, entries=None) -> np.ndarray:
+    def nbr_combine(self, op: str, value, mask, adj: Adjacency, elem: str, entries=None, recv=None) -> np.ndarray:
         """Aggregate message values computed per sender (`value`, `mask` over ext vertices).
 
         Sums, counts and or/and are CSR mat-vec products (rows in neighbour
@@ -583,6 +583,8 @@ class Runtime:
         others gather the values onto adjacency entries and reduce segments.
         When only some senders send, the pull runs over just their entries
         (a restricted view of the adjacency, kept while the sender set shrinks).
+        `recv` (bool per vertex, or a scalar): only these receivers use the
+        result, so an or/and pull skips the others (their result is unspecified).
         """
         self._exchanged = True
         ne = self.lg.n_ext
@@ -595,7 +597,11 @@ class Runtime:
         if op in ("or", "and"):
             hit = v.astype(bool) if op == "or" else ~v.astype(bool)
             x = hit if msk is None else hit & msk
-            found = self._any_in(adj, x)
+            rows = None
+            if recv is not None:
+                rows = (np.flatnonzero(recv) if np.ndim(recv) else
+                        None if recv else np.zeros(0, dtype=np.int64))
+            found = self._any_in(adj, x, rows)
             return found if op == "or" else ~found
         if msk is not None and adj.entries:
             work = int(np.dot(adj.sender_counts(), msk))
@@ -637,14 +643,15 @@ class Runtime:
         ids = adj.nbr_ids if op in ("argmin", "argmax") else None
         return K.seg_reduce(adj.seg, op, v[adj.nbr], None if msk is None else msk[adj.nbr], elem, ids)
 
-    def _any_in(self, adj: Adjacency, x: np.ndarray) -> np.ndarray:
-        """Per receiver: does any sender along its entries have `x`?  Pulled with early exit; when the
-        rows still unresolved after the first rounds hold more entries than the senders with `x` have,
-        those senders push instead (same answer, less work)."""
+    def _any_in(self, adj: Adjacency, x: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per receiver: does any sender along its entries have `x`?  Pulled with early exit (only over
+        `rows` when given: the others stay False); when the rows still unresolved after the first rounds
+        hold more entries than the senders with `x` have, those senders push instead (same answer at
+        every receiver, less work)."""
         if not adj.entries:
             return np.zeros(self.n, dtype=bool)
         work = int(np.dot(adj.sender_counts(), x))
-        found = K.any_pull(adj.seg, adj.nbr, x, budget=work)
+        found = K.any_pull(adj.seg, adj.nbr, x, budget=work, rows=rows)
         if found is not None:
             return found
         indptr, recv, _eid = adj.transpose()

@@ -167,17 +167,19 @@ def expand_ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offs, lens) + np.arange(total, dtype=np.int64)
 
 
-def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None = None) -> np.ndarray | None:
+def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None = None,
+             rows: np.ndarray | None = None) -> np.ndarray | None:
     """Per row: does any neighbour j have x[j]?  Pull with early exit: every row still looking reads
     its next 1, 2, 4, ... neighbours in one round (rows that hit are done), so a row stops reading
     soon after its first hit and only rows without any hit read their whole list.
 
     With `budget`: None as soon as finishing would take more than `budget` entry reads in all (the
-    caller then has a cheaper way, e.g. pushing from the senders with x).
+    caller then has a cheaper way, e.g. pushing from the senders with x). With `rows` (ascending
+    row indices): only those rows are looked at; every other row is False.
     """
     indptr = seg.indptr
     res = np.zeros(seg.n, dtype=bool)
-    rows = seg.nonempty
+    rows = seg.nonempty if rows is None else rows[indptr[rows + 1] > indptr[rows]]
     pos = indptr[rows]
     end = indptr[rows + 1]
     spent, w = 0, 1

@@ -1,4 +1,4 @@
-"""direction: let sparse neighbourhood aggregations be pushed instead of pulled (Beamer; papers 003, 004).
+r"""direction: let sparse neighbourhood aggregations be pushed instead of pulled (Beamer; papers 003, 004).
 
 An aggregation whose senders are restricted by a send condition (after
 prune: `u in F`) is marked push-capable.  At run time, every superstep,
@@ -16,6 +16,15 @@ Before::
 After::
 
     => $2 = or over in-neighbours of true sent if F@nbr (push/pull)
+
+Second, the bottom-up half of Beamer's BFS: a pull looks only at the
+receivers that can use its result.  When the aggregation's result `$t` is
+used once, as `$t && R` with `R` read at the receiver (`F = {or ...} \ Seen`
+is `$2 && !Seen`), and nothing on any path from the exchange to that use
+changes what `R` reads, the pull skips the receivers where `R` is false (only
+unvisited vertices look for a visited neighbour); their `$t` is never read.
+
+    => $2 = or over in-neighbours of true sent if F@nbr (push/pull) (pulled only where !Seen)
 """
 
 from __future__ import annotations
@@ -23,9 +32,67 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
-from g2pl.compiler.plan import Exch, Plan
+from g2pl.compiler.plan import Exch, Plan, State
 
 EXACT = ("or", "and", "count", "min", "max", "argmin", "argmax")
+EARLY_EXIT = ("or", "and")  # the pulls that visit receivers one by one (and can skip some)
+
+
+def _receiver_side(e: ir.Ex) -> bool:
+    """Reads only the receiving vertex's own values and scalars, draws no random numbers."""
+    for n in ir.walk(e):
+        if isinstance(n, ir.Load) and (n.kind not in ("vertex", "scalar") or n.kind == "vertex" and n.pos != "here"):
+            return False
+        if isinstance(n, ir.Ids) and n.pos != "here" or isinstance(n, ir.Rand):
+            return False
+    return True
+
+
+def _only_use(plan: Plan, t: str) -> ir.Compute | None:
+    """The single instruction reading `t`, if `t` has exactly one reader and it is a local Compute."""
+    found: list[ir.Instr] = []
+    for s in plan.states:
+        if t in s.term_uses() or any(t in x.instr.uses() for x in s.exchange):
+            return None
+        found += [i for i in s.instrs if t in i.uses()]
+    return found[0] if len(found) == 1 and isinstance(found[0], ir.Compute) else None
+
+
+def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce) -> ir.Ex | None:
+    """R when the result of exchange `i` (in state `s`) is only used as `target && R` at the
+    receivers, and no path from the exchange to that use changes what R reads."""
+    use = _only_use(plan, i.target)
+    if use is None or use.dom != "V" or not (isinstance(use.ex, ir.Op) and use.ex.op == "&&"):
+        return None
+    a, b = use.ex.args
+    is_t = [isinstance(x, ir.Load) and x.var == i.target for x in (a, b)]
+    r = b if is_t[0] else a if is_t[1] else None
+    if r is None or i.target in ir.reads(r) or not _receiver_side(r):
+        return None
+    need = ir.reads(r)
+    seen: set[int] = set()
+    todo = list(s.successors())
+    while todo:  # every path until the use (or until the exchange runs again)
+        st = plan.states[todo.pop()]
+        if st.id in seen or st is s:
+            continue
+        seen.add(st.id)
+        reached = False
+        for ins in st.instrs:
+            if ins is use:
+                reached = True
+                break
+            if need & set(ins.defs()):
+                return None
+        if reached:
+            continue
+        defs = {d for x in st.exchange for d in x.instr.defs()}
+        if need & defs:
+            return None
+        if i.target in defs:
+            continue  # the exchange runs again here: the path ends
+        todo += st.successors()
+    return r
 
 
 def run(plan: Plan, log: list[str]) -> Plan:
@@ -33,7 +100,17 @@ def run(plan: Plan, log: list[str]) -> Plan:
     for s in plan.states:
         for k, x in enumerate(s.exchange):
             i = x.instr
-            if not isinstance(i, ir.NbrReduce) or i.send is None or i.push:
+            if not isinstance(i, ir.NbrReduce):
+                continue
+            if i.op in EARLY_EXIT and i.recv is None:
+                r = receiver_filter(plan, s, i)
+                if r is not None:
+                    i = dataclasses.replace(i, recv=r)
+                    s.exchange[k] = Exch(i, x.phase)
+                    marked += 1
+                    log.append(f"direction: line {i.span.line}: {i.target} pulled only at receivers where "
+                               f"{ir.show_ex(r)}")
+            if i.send is None or i.push:
                 continue
             if i.op in EXACT or (i.op == "sum" and i.elem == "int"):
                 s.exchange[k] = Exch(dataclasses.replace(i, push=True), x.phase)
@@ -41,5 +118,5 @@ def run(plan: Plan, log: list[str]) -> Plan:
                 log.append(f"direction: line {i.span.line}: {i.target} pushed from the active senders "
                            "when they are few, else pulled")
     if not marked:
-        log.append("direction: no aggregation has a send condition to push from")
+        log.append("direction: no aggregation has a send condition to push from or receivers to skip")
     return plan

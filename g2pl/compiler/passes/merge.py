@@ -25,25 +25,7 @@ After::
 from __future__ import annotations
 
 from g2pl.compiler import ir
-from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan, State, compact
-
-
-def _succ(s: State) -> list[int]:
-    t = s.term
-    if isinstance(t, Goto):
-        return [t.target]
-    if isinstance(t, Branch):
-        return [t.then, t.other]
-    return []
-
-
-def _term_uses(s: State) -> set[str]:
-    t = s.term
-    if isinstance(t, Branch):
-        return ir.reads(t.cond)
-    if isinstance(t, Halt) and t.ret is not None:
-        return t.ret.uses()
-    return set()
+from g2pl.compiler.plan import Exch, Plan, State, compact
 
 
 def _barriers(plan: Plan, t: State, preds: dict[int, list[int]]) -> tuple[list[State], list[State]] | None:
@@ -85,23 +67,23 @@ def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: li
         for i in s.instrs:
             changed |= set(i.defs())
             touched |= i.uses() | set(i.defs())
-        touched |= _term_uses(s)
+        touched |= s.term_uses()
     for i in t.instrs:
         changed |= set(i.defs())
         touched |= i.uses() | set(i.defs())
     for j, other in enumerate(t.exchange):
         if j != k:
             touched |= other.instr.uses() | set(other.instr.defs())
-    touched |= _term_uses(t)
+    touched |= t.term_uses()
     for b in barriers:
         for e in b.exchange:
             changed |= set(e.instr.defs())
             touched |= e.instr.uses() | set(e.instr.defs())
-        touched |= _term_uses(b)
+        touched |= b.term_uses()
     if uses & changed or defs & touched:
         return False
     region = {t.id} | {s.id for s in between}
-    leaks = any(any(n not in region for n in _succ(s)) for s in barriers + between)
+    leaks = any(any(n not in region for n in s.successors()) for s in barriers + between)
     if leaks and (not all(d.startswith("$") for d in defs) or ir.calls_rand(x)):
         return False  # it would also run on the other path: harmless only for temporaries, never for rand()
     del t.exchange[k]
@@ -119,7 +101,7 @@ def run(plan: Plan, log: list[str]) -> Plan:
         progress = False
         preds: dict[int, list[int]] = {}
         for s in plan.states:
-            for n in _succ(s):
+            for n in s.successors():
                 preds.setdefault(n, []).append(s.id)
         for t in plan.states:
             k = 0
