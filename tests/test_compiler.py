@@ -157,3 +157,42 @@ def test_types_are_joined_across_assignments() -> None:
     prog = g2pl.compile(src)
     assert dict(prog.compilation().proc.vars)["x"].elem == "float"
     assert prog.run(g2pl.load_graph("er:3:2", seed=1))["x"] == 1.5
+
+
+SPARSE_AND = """p(t: float) {
+  Few = { id % 17 == 0 | v <- V };
+  Many = { id % 3 != 0 | v <- V };
+  A = Few && { id > 5 && id < 100000 | v <- V };
+  B = Many && { id > 5 && id < 100000 | v <- V };
+  H = { Weight[e] > t | (u, e, v) <- E };
+  C = H && { Weight[e] < 3.0 * t && id[u] != id[v] + 1 | (u, e, v) <- E };
+  return A, B, C;
+}"""
+
+
+def test_set_and_expression_is_evaluated_at_the_members_only_when_they_are_few(monkeypatch) -> None:
+    import numpy as np
+
+    from g2pl.runtime.engine import Runtime
+
+    sparse: list[int] = []
+    plain = Runtime.bools_at
+    monkeypatch.setattr(Runtime, "bools_at", lambda rt, idx, vals, dom: sparse.append(len(idx)) or plain(rt, idx, vals, dom))
+    prog = g2pl.compile(SPARSE_AND)
+    assert prog.python().count("rt.members_if_few(") == 3  # A, B and C; B's mask is dense at run time
+    rng = np.random.default_rng(4)
+    src, dst = rng.integers(0, 5000, 20000) * 7, rng.integers(0, 5000, 20000) * 7
+    w = rng.choice([0.5, 1.0, 2.0, 4.0, 9.0], 20000, p=[0.3, 0.3, 0.3, 0.07, 0.03])
+    g = g2pl.Graph.from_edges(src, dst, w)
+    for t, n_sparse in ((1.0, 1), (3.5, 2), (8.0, 2)):  # A always; C when the heavy edges are few (t > 2)
+        sparse.clear()
+        out = {v["name"]: v["value"] for v in prog.run(g, args={"t": t}).output()["values"]}
+        ids = g.ids
+        assert out["A"] == sorted(int(i) for i in ids if i % 17 == 0 and 5 < i < 100000)
+        assert out["B"] == sorted(int(i) for i in ids if i % 3 != 0 and 5 < i < 100000)
+        u, v, ww = ids[g.src], ids[g.dst], g.weight
+        keep = (ww > t) & (ww < 3.0 * t) & (u != v + 1)
+        assert out["C"] == sorted([int(a), int(b)] for a, b in zip(u[keep], v[keep]))
+        assert len(sparse) == n_sparse
+        unopt = g2pl.compile(SPARSE_AND, opt=0).run(g, args={"t": t}).output()
+        assert unopt["values"] == prog.run(g, args={"t": t}).output()["values"]

@@ -161,6 +161,33 @@ class _ExGen:
         return out
 
 
+class _AtExGen(_ExGen):
+    """Renders a V/E expression at the elements `_i` only (every array read indexed by `_i`)."""
+
+    def _ex_Load(self, e: ir.Load) -> str:
+        return pyname(e.var) if e.kind == "scalar" else f"{pyname(e.var)}[_i]"
+
+    def _ex_Ids(self, e: ir.Ids) -> str:
+        return f"{super()._ex_Ids(e)}[_i]"
+
+    def _ex_Rand(self, e: ir.Rand) -> str:  # pragma: no cover - excluded by _sparse_conjunction
+        raise AssertionError("rand() is drawn over the whole domain")
+
+
+def _sparse_conjunction(i: ir.Compute) -> ir.Ex | None:
+    """`rest` when `i` computes `M && rest` over V or E, M a set variable and `rest` worth skipping
+    (two operations or more, no rand()): where M is sparse, `rest` is evaluated at M's members only."""
+    e = i.ex
+    if i.dom not in ("V", "E") or not (isinstance(e, ir.Op) and e.op == "&&"):
+        return None
+    m, rest = e.args
+    if not (isinstance(m, ir.Load) and m.pos == "here" and m.kind != "scalar" and m.elem == "bool"):
+        return None
+    if ir.has_rand(rest) or sum(isinstance(n, (ir.Op, ir.Where)) for n in ir.walk(rest)) < 2:
+        return None
+    return rest
+
+
 def at_sender(e: ir.Ex) -> ir.Ex:
     """A sender-only domain-A expression rewritten over the sender's own vertex (nbr -> here)."""
     if isinstance(e, ir.Load) and e.pos == "nbr":
@@ -220,7 +247,13 @@ class CodeGen:
         s, pro = self.ex(i.ex, i.dom)
         elem = self.elem_of(i.target)
         conv = {"S": "rt.scalar", "V": "rt.as_v", "E": "rt.as_e"}[i.dom]
-        return pro + [f"{pyname(i.target)} = {conv}({s}, {elem!r})"]
+        line = f"{pyname(i.target)} = {conv}({s}, {elem!r})"
+        rest = _sparse_conjunction(i)
+        if rest is not None and not pro:  # few members: the rest only at them
+            m = pyname(i.ex.args[0].var)
+            line = (f"{pyname(i.target)} = {conv}({s}, {elem!r}) if (_i := rt.members_if_few({m})) is None "
+                    f"else rt.bools_at(_i, {_AtExGen(i.dom)(rest)}, {i.dom!r})  # sparse {_comment(i.ex.args[0].var)}")
+        return pro + [line]
 
     def _instr_MarkEndpoints(self, i: ir.MarkEndpoints) -> list[str]:
         s, pro = self.ex(i.mask, "E")

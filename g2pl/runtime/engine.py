@@ -345,6 +345,19 @@ class Runtime:
     def as_v(self, x, elem: str) -> np.ndarray:
         return self._as(x, elem, self.n)
 
+    def members_if_few(self, mask) -> np.ndarray | None:
+        """Indices where the bool array `mask` holds when they are under 1/8 of it, else None: then
+        `mask && rest` evaluates `rest` at those elements only (`bools_at`)."""
+        if not isinstance(mask, np.ndarray) or mask.ndim != 1 or np.count_nonzero(mask) * 8 > len(mask):
+            return None
+        return np.flatnonzero(mask)
+
+    def bools_at(self, idx: np.ndarray, vals, dom: str) -> np.ndarray:
+        """A bool V/E array: `vals` at `idx`, false elsewhere."""
+        out = np.zeros(self.n if dom == "V" else self.m, dtype=bool)
+        out[idx] = vals
+        return out
+
     def as_e(self, x, elem: str) -> np.ndarray:
         return self._as(x, elem, self.m)
 
