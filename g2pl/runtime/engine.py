@@ -121,17 +121,6 @@ class Adjacency:
         self._views.append((msk.copy(), view))
         del self._views[:-self.VIEWS_KEPT]
         return view, False
-        if base is self and work > frac * self.entries:
-            return None
-        keep = np.flatnonzero(msk[base.nbr])
-        owner = base.owner[keep]  # rows of the kept entries (ascending): the view's row structure
-        indptr = np.zeros(self.seg.n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(owner, minlength=self.seg.n), out=indptr[1:])
-        view = Adjacency(indptr, base.nbr[keep], None, self._ext_ids)  # a view has no edge ids (unused)
-        view.seg._owner = owner
-        self._views.append((msk.copy(), view))
-        del self._views[:-self.VIEWS_KEPT]
-        return view
 
     @property
     def owner(self) -> np.ndarray:
