@@ -232,7 +232,7 @@ def _run(a: argparse.Namespace) -> int:
         raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number", file="g2pl run")
     if a.output == "-" and a.stats == "-":
         raise G2PLError("--output - and --stats -: only one of them can write to standard output", file="g2pl run")
-    for flag, path in (("--output", a.output), ("--stats", a.stats)):
+    for flag, path in (("--output", a.output), ("--stats", a.stats), ("--plot", a.plot)):
         if path and path != "-":
             _check_out_path(flag, path)
     quiet = a.quiet or "-" in (a.output, a.stats)  # standard output carries the JSON alone

@@ -50,6 +50,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from program_args import arg_options  # noqa: E402
+
 import g2pl  # noqa: E402
 from g2pl.compiler.passes import PASS_NAMES  # noqa: E402
 from g2pl.errors import G2PLError  # noqa: E402
@@ -1261,8 +1263,7 @@ def run_mpi(source: str, tg: TestGraph, args: dict, seed: int, cmd: list[str], n
                 "--seed", str(seed), "--quiet", "--entry", "main", *extra]
         if tg.directed:
             argv.append("--directed")
-        for k, v in args.items():
-            argv += ["--arg", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]
+        argv += arg_options(args)
         env = os.environ.copy()
         env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         # a session of its own, so that a hung run (g2pl -> mpiexec -> ranks) can be killed as a whole

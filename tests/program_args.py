@@ -26,9 +26,14 @@ def program_args(path: Path, root: int) -> dict[str, object]:
     return {name: root if elem == "vid" else BY_TYPE[elem] for name, elem in _params(Path(path))}
 
 
-def cli_args(path: Path, root: int) -> list[str]:
-    """The same as `--arg NAME=VALUE` options."""
+def arg_options(args: dict[str, object]) -> list[str]:
+    """`--arg NAME=VALUE` options for `args` (bools as the language writes them)."""
     out: list[str] = []
-    for k, v in program_args(path, root).items():
+    for k, v in args.items():
         out += ["--arg", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]
     return out
+
+
+def cli_args(path: Path, root: int) -> list[str]:
+    """`program_args` as `--arg NAME=VALUE` options."""
+    return arg_options(program_args(path, root))

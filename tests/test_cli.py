@@ -13,11 +13,10 @@ import importlib.util
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_util import call, run_proc
 from program_args import cli_args
 
 from g2pl.cli import g2pl_main, g2plc_main
@@ -35,29 +34,11 @@ ENTRY_NAMES = {"densest": "ds", "matching": "mm"}
 # --------------------------------------------------------------------------- helpers
 
 
-def call(main, argv: list, capsys) -> tuple[int, str, str]:
-    """Run a CLI entry point in-process; returns (exit status, stdout, stderr)."""
-    try:
-        rc = main([str(a) for a in argv])
-    except SystemExit as e:
-        rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 def ok(main, argv: list, capsys) -> str:
     rc, out, err = call(main, argv, capsys)
     assert rc == 0, f"exit status {rc}:\n{err}"
     assert "Traceback" not in err and "error" not in err, err
     return out
-
-
-def run_proc(tool: str, *args, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    fn = "g2plc_main" if tool == "g2plc" else "g2pl_main"
-    code = f"import sys; from g2pl.cli import {fn}; sys.exit({fn}())"
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=cwd or ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def _no_constants(name: str):
@@ -568,7 +549,7 @@ def test_output_and_stats_dash_write_json_to_stdout_alone(tmp_path, capsys):
     assert rc == 2 and out == "" and "only one of them" in err
 
 
-@pytest.mark.parametrize("flag", ["--output", "--stats"])
+@pytest.mark.parametrize("flag", ["--output", "--stats", "--plot"])
 def test_unwritable_output_path_is_refused_before_running(tmp_path, capsys, flag):
     g = path_graph(tmp_path, 3)
     for bad, why in ((tmp_path / "no" / "o.json", "does not exist"), (tmp_path, "is a directory")):

@@ -12,11 +12,10 @@ subset runs them as real processes to check exit statuses end to end.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_util import call, run_proc, write
 
 from g2pl.cli import g2pl_main, g2plc_main
 
@@ -33,25 +32,6 @@ RAW_TERMINALS = re.compile(r"\$END|__ANON|\b(?:SEMICOLON|RBRACE|LBRACE|RPAR|LPAR
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def call(main, argv: list[str], capsys) -> tuple[int, str, str]:
-    """Run a CLI entry point in-process; returns (exit status, stdout, stderr)."""
-    try:
-        rc = main([str(a) for a in argv])
-    except SystemExit as e:  # argparse errors
-        rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def run_proc(tool: str, *args, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run `g2plc` / `g2pl` as a real process (console-script entry points)."""
-    fn = "g2plc_main" if tool == "g2plc" else "g2pl_main"
-    code = f"import sys; from g2pl.cli import {fn}; sys.exit({fn}())"
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=cwd or ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def error_lines(err: str) -> list[str]:
@@ -104,15 +84,6 @@ def check_caret(err: str, text: str, col: int) -> None:
             assert caret_line[got:].strip().strip("^") == "", f"caret line has stray text:\n{err}"
             return
     raise AssertionError(f"source line {text!r} not echoed with a caret under it:\n{err}")
-
-
-def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
-    p = tmp_path / name
-    if isinstance(text, bytes):
-        p.write_bytes(text)
-    else:
-        p.write_text(text)
-    return p
 
 
 def edge_file(tmp_path: Path, name: str = "g.txt", text: str = "0 1\n1 2\n2 3\n") -> Path:

@@ -13,6 +13,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
+from cli_util import write as write_file
 
 from g2pl.errors import G2PLError
 from g2pl.graph import (
@@ -91,12 +92,7 @@ def graph_edges(g: Graph) -> dict[tuple[int, int], float]:
 
 
 def write(tmp_path: Path, name: str, text: str | bytes) -> str:
-    p = tmp_path / name
-    if isinstance(text, bytes):
-        p.write_bytes(text)
-    else:
-        p.write_text(text)
-    return str(p)
+    return str(write_file(tmp_path, name, text))  # as a str: the messages quote it
 
 
 def expect_error(fn, *args, match: str, line: int | None = None, file: str | None = None, **kw) -> G2PLError:

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_util import call, write
 
 from g2pl.cli import cli_reference, g2pl_main, g2plc_main
 from g2pl.runtime.engine import Stats, SuperstepStat
@@ -28,21 +29,6 @@ BFS = PROGRAMS / "bfs.g2pl"
 MATCHING = PROGRAMS / "matching.g2pl"
 ALL_PROGRAMS = sorted(PROGRAMS.glob("*.g2pl"))
 HAVE_DOT = shutil.which("dot") is not None
-
-
-def call(main, argv: list, capsys) -> tuple[int, str, str]:
-    try:
-        rc = main([str(a) for a in argv])
-    except SystemExit as e:
-        rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    p = tmp_path / name
-    p.write_text(text)
-    return p
 
 
 def path_graph(tmp_path: Path, n: int = 30) -> Path:
@@ -133,22 +119,28 @@ def test_progress_deferred_final_line():
     assert re.match(r"g2pl: done: 2 supersteps, 20 messages .* on 4 ranks$", buf2.getvalue().strip())
 
 
-def test_progress_live_line_with_rich():
-    pytest.importorskip("rich")
-    from g2pl.progress import Progress
-
+def _live_run(progress_cls, n: int) -> str:
+    """What a live Progress prints for n supersteps of 100 messages and 7 active vertices (0.5 s
+    apart on a fake clock) and a final one; the live display must be stopped at the end."""
     now = [0.0]
     buf = io.StringIO()
-    pr = Progress(buf, live=True, clock=lambda: now[0])
+    pr = progress_cls(buf, live=True, clock=lambda: now[0])
     steps = []
-    for k in range(5):
+    for k in range(n):
         now[0] = 0.5 * (k + 1)
         steps.append((100, 7))
         pr(_stats(steps))
     pr(_stats(steps + [(0, 7)]), True)
-    text = buf.getvalue()
-    assert "superstep 5" in text and "7 active vertices" in text and "done: 6 supersteps" in text
     assert pr._rich is None  # the live display is stopped
+    return buf.getvalue()
+
+
+def test_progress_live_line_with_rich():
+    pytest.importorskip("rich")
+    from g2pl.progress import Progress
+
+    text = _live_run(Progress, 5)
+    assert "superstep 5" in text and "7 active vertices" in text and "done: 6 supersteps" in text
 
 
 def test_progress_live_line_without_rich(monkeypatch):
@@ -156,16 +148,7 @@ def test_progress_live_line_without_rich(monkeypatch):
 
     for mod in ("rich", "rich.console", "rich.live", "rich.text"):
         monkeypatch.setitem(sys.modules, mod, None)  # import fails
-    now = [0.0]
-    buf = io.StringIO()
-    pr = Progress(buf, live=True, clock=lambda: now[0])
-    steps = []
-    for k in range(3):
-        now[0] = 0.5 * (k + 1)
-        steps.append((100, 7))
-        pr(_stats(steps))
-    pr(_stats(steps + [(0, 7)]), True)
-    text = buf.getvalue()
+    text = _live_run(Progress, 3)
     assert text.count("\r") == 4 and text.endswith("\n") and text.count("\n") == 1
     assert "\rg2pl: superstep 3" in text and "\rg2pl: done: 4 supersteps" in text
 

@@ -249,7 +249,7 @@ class CodeGen:
         conv = {"S": "rt.scalar", "V": "rt.as_v", "E": "rt.as_e"}[i.dom]
         line = f"{pyname(i.target)} = {conv}({s}, {elem!r})"
         rest = _sparse_conjunction(i)
-        if rest is not None and not pro:  # few members: the rest only at them
+        if rest is not None:  # few members: the rest only at them
             m = pyname(i.ex.args[0].var)
             line = (f"{pyname(i.target)} = {conv}({s}, {elem!r}) if (_i := rt.members_if_few({m})) is None "
                     f"else rt.bools_at(_i, {_AtExGen(i.dom)(rest)}, {i.dom!r})  # sparse {_comment(i.ex.args[0].var)}")

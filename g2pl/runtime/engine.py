@@ -599,10 +599,11 @@ class Runtime:
         if op in ("or", "and"):
             hit = v.astype(bool) if op == "or" else ~v.astype(bool)
             x = hit if msk is None else hit & msk
-            rows = None
-            if recv is not None:
-                rows = (np.flatnonzero(recv) if np.ndim(recv) else
-                        None if recv else np.zeros(0, dtype=np.int64))
+            rows = None  # every receiver
+            if recv is not None and np.ndim(recv):
+                rows = np.flatnonzero(recv)
+            elif recv is not None and not recv:  # a scalar false: no receiver uses the result
+                rows = np.zeros(0, dtype=np.int64)
             found = self._any_in(adj, x, rows)
             return found if op == "or" else ~found
         if msk is not None and adj.entries:
