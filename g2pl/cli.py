@@ -19,7 +19,7 @@ from pathlib import Path
 
 from g2pl.errors import G2PLError
 
-PASS_CHOICES = ("reuse", "merge", "reorder", "prune", "pack", "direction")
+PASS_CHOICES = ("reuse", "merge", "reorder", "prune", "pack", "direction", "edgeset")
 
 # With several MPI ranks, errors every rank meets alike (bad program, arguments, graph) print on rank 0 only.
 _QUIET_RANK = False

@@ -155,6 +155,39 @@ def test_direction_pushes_small_frontiers() -> None:
     assert off.stats["directions"] == {"push": 0, "pull": 0}
 
 
+def test_edgeset_rechecks_only_the_shrinking_edge_set() -> None:
+    """Matching's Edges(NotMatched) becomes one shrinking edge set: after the first rounds only its
+    previous members are checked again; the matching is the same without the pass."""
+    g = g2pl.load_graph("ws:3000:10:0.3", seed=4)
+    on = g2pl.compile(ROOT / "programs" / "matching.g2pl").run(g)
+    off = g2pl.compile(ROOT / "programs" / "matching.g2pl", disable=("edgeset",)).run(g)
+    assert on.values == off.values
+    assert on.stats["edge_sets"]["shrunk"] > 0 and on.stats["edge_sets"]["full"] >= 1
+    assert off.stats["edge_sets"] == {"full": 0, "shrunk": 0}
+    assert (on.stats["supersteps"], on.stats["messages"]) == (off.stats["supersteps"], off.stats["messages"])
+    assert "rt.edges_within(" in g2pl.compile(ROOT / "programs" / "matching.g2pl").python()
+
+
+def test_edgeset_leaves_a_set_read_before_its_computation_alone() -> None:
+    """`B = Inner` runs after the endpoint exchange and before `Inner` is computed, reading the
+    previous round's `Inner`: defining `Inner` at the exchange would change `B`, so the pass does not
+    apply (and the answer is that of the literal code)."""
+    src = """p() {
+  Active = V; Inner = E; B = emptyE;
+  while (Inner != emptyE) {
+    B = Inner;
+    Inner = { u in Active && v in Active | (u, v) <- E };
+    Active = Active \\ union [ [u, v] | (u, v) <- Inner, id[u] < id[v] ];
+  }
+  return B;
+}"""
+    prog = g2pl.compile(src)
+    log = prog.compilation(prog.entry_name()).plan.log
+    assert "edgeset: line 5: Inner is read between the exchange and its computation: left as endpoint reads" in log
+    g = g2pl.load_graph("er:200:800", seed=1)
+    assert prog.run(g).values == g2pl.compile(src, opt=0).run(g).values
+
+
 def _recv_filters(src: str, opt: int = 2) -> list:
     prog = g2pl.compile(src, opt=opt)
     plan = prog.compilation(prog.entry_name()).plan

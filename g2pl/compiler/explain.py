@@ -183,6 +183,8 @@ def _what(x: Exch, plan: Plan) -> str:
         return f"{i.op} over {'vertices' if i.dom == 'V' else 'edges'} -> {i.target}"
     if isinstance(i, ir.EndpointExchange):
         d = ", ".join(f"{v}@{s}" for v, s, _e in i.fields)
+        if i.within is not None:
+            d += f"; their conjunction {i.within}, re-checked only on its previous edges while the sets shrink"
         if plan.prune and i.need is not None:
             d += f"; only along edges where {ir.show_ex(i.need)}"
         return d

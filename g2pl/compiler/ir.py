@@ -233,10 +233,13 @@ class EndpointExchange(Instr):
     fields: tuple[tuple[str, str, str], ...]  # (vertex var, side src|dst, elem)
     targets: tuple[str, ...]
     need: Ex | None = None  # edge condition (over edge vars) outside which the values are never used
+    # set by the edgeset pass: the exchange defines only this edge<bool> variable, the conjunction of
+    # every (bool) field at its endpoint (a set that shrinks while the vertex sets do)
+    within: str | None = None
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
-        return self.targets
+        return (self.within,) if self.within is not None else self.targets
 
     def uses(self) -> set[str]:
         return {f[0] for f in self.fields} | reads(self.need)
@@ -385,6 +388,9 @@ def show_instr(i: Instr) -> str:
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
         return f"{i.target} = {i.op} over {i.dom} of {show_ex(i.value)}{mask}"
     if isinstance(i, EndpointExchange):
+        if i.within is not None:
+            return (f"{i.within} = edges with " + " && ".join(f"{f[0]}@{f[1]}" for f in i.fields)
+                    + "  (endpoint exchange, shrinking set)")
         return ", ".join(f"{t} = {f[0]}@{f[1]}" for f, t in zip(i.fields, i.targets)) + "  (endpoint exchange)"
     if isinstance(i, RemoteRead):
         return f"{i.target} = {i.var}[{show_ex(i.index)}]  (remote read from {i.dom})"

@@ -184,6 +184,8 @@ class Stats:
     entry: str = ""
     per_rank: list[dict] = field(default_factory=list)
     directions: dict = field(default_factory=lambda: {"push": 0, "pull": 0})
+    # edgeset: edge sets computed over every edge / re-checked only on their previous members
+    edge_sets: dict = field(default_factory=lambda: {"full": 0, "shrunk": 0})
 
     @property
     def supersteps(self) -> int:
@@ -204,6 +206,7 @@ class Stats:
             "graph": self.graph,
             "per_rank": self.per_rank,
             "directions": self.directions,
+            "edge_sets": self.edge_sets,
             "per_superstep": [s.as_dict() for s in self.per_superstep],
         }
 
@@ -265,6 +268,9 @@ class Runtime:
         self._exchanged = False
         self._comm_s = 0.0
         self._active: int | None = None  # vertices that sent in this superstep (pruned exchanges)
+        self._work_memo: tuple | None = None  # see _send_work
+        self._members: list[tuple[np.ndarray, np.ndarray]] = []  # see _remember_members
+        self._within: dict[int, tuple[list[np.ndarray], np.ndarray]] = {}  # see edges_within
         self._fail_at = _fault_injection()
         self._kill_at = _fault_injection("G2PL_KILL_AT")
         self._push_state: dict[int, bool] = {}
@@ -276,7 +282,16 @@ class Runtime:
     def prepare(self) -> None:
         """Build this rank's adjacency structures the program reads (both CSR directions of the local
         part, as one rank has them from the graph) before the run's clock starts: part of loading the
-        graph, like building the CSR itself, and done on every rank at once."""
+        graph, like building the CSR itself, and done on every rank at once.
+
+        What an earlier run on this graph part left that depends on its values (restricted views for
+        its sender sets, endpoint snapshots, sparse buffers) is dropped: every run starts as the first
+        one does, so repeated runs time what a fresh `g2pl run` does."""
+        lg = self.lg
+        for a in getattr(lg, "_adj_cache", {}).values():
+            a._views.clear()
+        lg.__dict__.pop("_endpoint_bufs", None)
+        lg.__dict__.pop("_sparse_bufs", None)
         if self.lg.size > 1:
             need_in, need_out = self._directions
             for out in {False: [False], True: [d for d, need in ((False, need_in), (True, need_out)) if need]}[
@@ -337,7 +352,12 @@ class Runtime:
     def members_if_few(self, mask) -> np.ndarray | None:
         """Indices where the bool array `mask` holds when they are under 1/8 of it, else None: then
         `mask && rest` evaluates `rest` at those elements only (`bools_at`)."""
-        if not isinstance(mask, np.ndarray) or mask.ndim != 1 or np.count_nonzero(mask) * 8 > len(mask):
+        if not isinstance(mask, np.ndarray) or mask.ndim != 1:
+            return None
+        idx = self._known_members(mask)
+        if idx is not None:
+            return idx if len(idx) * 8 <= len(mask) else None
+        if np.count_nonzero(mask) * 8 > len(mask):
             return None
         return np.flatnonzero(mask)
 
@@ -345,6 +365,60 @@ class Runtime:
         """A bool V/E array: `vals` at `idx`, false elsewhere."""
         out = np.zeros(self.n if dom == "V" else self.m, dtype=bool)
         out[idx] = vals
+        if np.ndim(vals):
+            self._remember_members(out, idx[np.asarray(vals, dtype=bool)])
+        return out
+
+    #: bool arrays whose members the runtime already knows (made from them), kept by identity
+    MEMBERS_KEPT = 4
+
+    def _remember_members(self, arr: np.ndarray, idx: np.ndarray) -> None:
+        """Remember that `arr` (a bool array this runtime made, never written afterwards: program
+        values are immutable) holds exactly at `idx`, so later index lists of it cost nothing."""
+        self._members.append((arr, idx))
+        del self._members[:-self.MEMBERS_KEPT]
+
+    def _known_members(self, arr) -> np.ndarray | None:
+        for a, idx in self._members:
+            if a is arr:
+                return idx
+        return None
+
+    def edges_within(self, parts: tuple, site: int) -> np.ndarray:
+        """Bool per local edge: the edge's endpoint is in the set for every (ext bool vertex array,
+        side) of `parts` (the edgeset pass).  Such sets usually only shrink from round to round, and
+        then so does the answer: when every array is a subset of what it was at this site's previous
+        call, only the previous answer's edges are checked again (when they are few); otherwise every
+        edge is."""
+        ne = self.lg.n_ext
+        arrs = [self._entries(x, ne).astype(bool, copy=False) for x, _side in parts]
+        ends = [self.src if side == "src" else self.dst for _x, side in parts]
+        prev = self._within.get(site)
+        # re-checking a listed edge costs several gathers: worth it while they are a few of all edges
+        if (prev is not None and len(prev[1]) * 4 < self.m
+                and all(not np.any(a > s) for a, s in zip(arrs, prev[0]))):
+            cand = prev[1]
+            keep = np.ones(len(cand), dtype=bool)
+            for a, e in zip(arrs, ends):
+                keep &= a[e[cand]]
+            members = cand[keep]
+            out = np.zeros(self.m, dtype=bool)
+            out[members] = True
+            self.stats.edge_sets["shrunk"] += 1
+        else:
+            self.stats.edge_sets["full"] += 1
+            if all(a.all() for a in arrs):  # every vertex is in every set (as sets usually start)
+                out, members = np.ones(self.m, dtype=bool), None
+            else:
+                out = arrs[0][ends[0]]
+                for a, e in zip(arrs[1:], ends[1:]):
+                    out &= a[e]
+                members = np.flatnonzero(out) if np.count_nonzero(out) * 4 < self.m else None
+        if members is None:  # too many to list: the next call checks every edge
+            self._within.pop(site, None)
+        else:
+            self._within[site] = ([a.copy() for a in arrs], members)
+            self._remember_members(out, members)
         return out
 
     def as_e(self, x, elem: str) -> np.ndarray:
@@ -514,10 +588,25 @@ class Runtime:
         if present is None:
             self._pending_msgs += adj.entries
             return
-        pres = self._entries(present, self.lg.n_ext)
-        self._pending_msgs += int(np.dot(adj.sender_counts(), pres))
-        senders = int(np.count_nonzero(pres[:self.n]))
-        self._active = senders if self._active is None else max(self._active, senders)
+        senders, _lens, work = self._send_work(adj, present)
+        self._pending_msgs += work
+        owned = int(np.searchsorted(senders, self.n))  # senders are ascending: owned ones come first
+        self._active = owned if self._active is None else max(self._active, owned)
+
+    def _send_work(self, adj: Adjacency, present) -> tuple[np.ndarray, np.ndarray, int]:
+        """(senders, their entry counts, total entries) of the ext senders where `present` holds.
+
+        Message counting, the push/pull choice and the early-exit pull's budget all need
+        it for the same array in one superstep: computed once (remembered by identity
+        until the superstep ends; the arrays are not written in between)."""
+        memo = self._work_memo
+        if memo is not None and memo[0] is adj and memo[1] is present:
+            return memo[2]
+        senders = np.flatnonzero(self._entries(present, self.lg.n_ext))
+        lens = adj.sender_counts()[senders]
+        got = (senders, lens, int(lens.sum()))
+        self._work_memo = (adj, present, got)
+        return got
 
     # ------------------------------------------------------------ neighbourhood aggregation
 
@@ -554,11 +643,9 @@ class Runtime:
         """Entries to process: None (pull: every entry) or those of the active senders (push)."""
         if present is None:
             return None
-        senders = np.flatnonzero(self._entries(present, self.lg.n_ext))
+        senders, lens, work = self._send_work(adj, present)
+        work += len(senders)
         indptr, recv, eid = adj.transpose()
-        starts = indptr[senders]
-        lens = indptr[senders + 1] - starts
-        work = int(lens.sum()) + len(senders)
         pushing = self._push_state.get(site, False)
         if per_entry:
             frac = self.PULL_ABOVE_PER_ENTRY if pushing else self.PUSH_BELOW_PER_ENTRY
@@ -570,7 +657,7 @@ class Runtime:
         self.stats.directions["push" if pushing else "pull"] += 1
         if not pushing:
             return None
-        pos = K.expand_ranges(starts, lens)
+        pos = K.expand_ranges(indptr[senders], lens)
         return Push(recv[pos], np.repeat(senders, lens), eid[pos])
 
     #: pull over a restricted view of the adjacency (see Adjacency.restricted) when the senders' entries
@@ -597,8 +684,11 @@ class Runtime:
             ids = self.ext_ids[snd] if op in ("argmin", "argmax") else None
             return K.scatter_reduce(op, entries.recv, v[snd], None if msk is None else msk[snd], self.n, elem, ids)
         if op in ("or", "and"):
-            hit = v.astype(bool) if op == "or" else ~v.astype(bool)
-            x = hit if msk is None else hit & msk
+            if np.ndim(value) == 0 and msk is not None:  # a constant: the senders are the mask itself
+                x = msk if bool(value) == (op == "or") else np.zeros(ne, dtype=bool)
+            else:
+                hit = v.astype(bool) if op == "or" else ~v.astype(bool)
+                x = hit if msk is None else hit & msk
             rows = None  # every receiver
             if recv is not None and np.ndim(recv):
                 rows = np.flatnonzero(recv)
@@ -607,7 +697,7 @@ class Runtime:
             found = self._any_in(adj, x, rows)
             return found if op == "or" else ~found
         if msk is not None and adj.entries:
-            work = int(np.dot(adj.sender_counts(), msk))
+            work = self._send_work(adj, msk)[2]
             if work == adj.entries:  # every entry's sender sends: no mask
                 msk = None
             else:
@@ -653,15 +743,13 @@ class Runtime:
         every receiver, less work)."""
         if not adj.entries:
             return np.zeros(self.n, dtype=bool)
-        work = int(np.dot(adj.sender_counts(), x))
+        senders, lens, work = self._send_work(adj, x)
         found = K.any_pull(adj.seg, adj.nbr, x, budget=work, rows=rows)
         if found is not None:
             return found
         indptr, recv, _eid = adj.transpose()
-        senders = np.flatnonzero(x)
-        starts = indptr[senders]
         out = np.zeros(self.n, dtype=bool)
-        out[recv[K.expand_ranges(starts, indptr[senders + 1] - starts)]] = True
+        out[recv[K.expand_ranges(indptr[senders], lens)]] = True
         return out
 
     def _pull_minmax(self, op: str, v: np.ndarray, msk, adj: Adjacency, elem: str) -> np.ndarray:
@@ -843,14 +931,20 @@ class Runtime:
         if cached is not None and cached[0] is need:
             return cached[1]
         needm = self._entries(need, self.m)
-        idx = np.flatnonzero(needm) if np.count_nonzero(needm) * 8 < self.m else None
+        idx = self._known_members(need)
+        if idx is not None:
+            idx = idx if len(idx) * 8 < self.m else None
+        else:
+            idx = np.flatnonzero(needm) if np.count_nonzero(needm) * 8 < self.m else None
         if isinstance(need, np.ndarray):
             self._need_cache = (need, idx)
         return idx
 
     def mark_endpoints(self, mask, sides: tuple[str, ...]) -> np.ndarray:
         out = np.zeros(self.n, dtype=bool)
-        sel = np.flatnonzero(self._entries(mask, self.m))
+        sel = self._known_members(mask)
+        if sel is None:
+            sel = np.flatnonzero(self._entries(mask, self.m))
         for side in sides:
             ends = (self.src if side == "src" else self.dst)[sel]
             out[ends[ends < self.n]] = True  # ghost endpoints are marked by the rank that owns them
@@ -932,6 +1026,7 @@ class Runtime:
             self.exchange_fields((), ())  # without prune every superstep sends its record to every mirror
         self._reduce_aggregators()
         self._need_cache = None
+        self._work_memo = None
         msgs = self.naive_entries + self._pending_msgs
         rec_bytes = self.naive_entries * self.record_bytes + self._pending_msgs * 8
         now = time.perf_counter()
@@ -998,6 +1093,7 @@ class Runtime:
         self._rand_counts = list(r["rand_counts"])
         self._push_state = dict(r["push_state"])
         self.stats.directions = dict(r["directions"])
+        self.stats.edge_sets = dict(r.get("edge_sets", self.stats.edge_sets))
         self._ckpt_seen = len(self.stats.per_superstep)
         return data
 
@@ -1021,6 +1117,7 @@ class Runtime:
             "rand_counts": list(self._rand_counts),
             "push_state": dict(self._push_state),
             "directions": dict(self.stats.directions),
+            "edge_sets": dict(self.stats.edge_sets),
         }
         self._ckpt.save(len(self.stats.per_superstep), state, dict(zip(names, values)), runtime_state)
 

@@ -1,0 +1,122 @@
+r"""edgeset: compute an edge subset `{ u in X && v in Y | (u, v) <- E }` as a set that shrinks.
+
+Programs keep the edges between still-active vertices as a set (matching's
+`Edges(NotMatched)`), and the active vertices only ever leave
+(`NotMatched = NotMatched \ Matched`), so the edge set shrinks round after
+round, usually to a tiny part of E after the first rounds.  Read literally it
+is two endpoint gathers over every edge per round.  This pass gives the
+endpoint exchange the conjunction itself: when its fields are all bool, its
+targets are read only by one edge computation that is their conjunction, and
+moving that computation to the exchange changes nothing any path reads, the
+exchange defines the conjunction directly.  At run time (`rt.edges_within`)
+the runtime remembers the vertex sets and the member edges of the previous
+answer; when every set is a subset of what it was then, only those member
+edges are checked again, so a round costs the size of the previous edge set
+instead of |E|.  Any other change of the sets recomputes over every edge, so
+the answer is always that of the literal code.
+
+Before::
+
+    => $5 = NotMatched@src, $6 = NotMatched@dst  (endpoint exchange)
+       $7 = [E] ($5 && $6)
+
+After::
+
+    => $7 = edges with NotMatched@src && NotMatched@dst  (endpoint exchange, shrinking set)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from g2pl.compiler import ir
+from g2pl.compiler.plan import Exch, Plan, State
+
+
+def _conjuncts(e: ir.Ex) -> list[ir.Ex]:
+    if isinstance(e, ir.Op) and e.op == "&&":
+        return [c for a in e.args for c in _conjuncts(a)]
+    return [e]
+
+
+def _readers(plan: Plan, var: str) -> list[ir.Instr] | None:
+    """The local instructions reading `var`; None when a terminator or an exchange reads it."""
+    found: list[ir.Instr] = []
+    for s in plan.states:
+        if var in s.term_uses() or any(var in x.instr.uses() for x in s.exchange):
+            return None
+        found += [i for i in s.instrs if var in i.uses()]
+    return found
+
+
+def _conjunction_use(plan: Plan, i: ir.EndpointExchange) -> ir.Compute | None:
+    """The one edge Compute that reads the exchange's targets, if it is exactly their conjunction."""
+    readers = [_readers(plan, t) for t in i.targets]
+    if any(r is None or len(r) != 1 for r in readers):
+        return None
+    use = readers[0][0]
+    if any(r[0] is not use for r in readers) or not isinstance(use, ir.Compute) or use.dom != "E":
+        return None
+    parts = _conjuncts(use.ex)
+    names = [p.var for p in parts if isinstance(p, ir.Load) and p.kind == "edge" and p.pos == "here"]
+    if len(names) != len(parts) or sorted(names) != sorted(i.targets):
+        return None
+    return use
+
+
+def _unread_until(plan: Plan, s: State, use: ir.Compute) -> bool:
+    """No path from the exchange (ending state `s`) reads or writes `use.target` before `use` runs
+    (or before the exchange runs again): only then may the exchange define it instead of `use`."""
+    t = use.target
+    if t in s.term_uses():
+        return False
+    seen: set[int] = set()
+    todo = list(s.successors())
+    while todo:
+        st = plan.states[todo.pop()]
+        if st.id in seen:
+            continue
+        seen.add(st.id)
+        reached = False
+        for ins in st.instrs:
+            if ins is use:
+                reached = True
+                break
+            if t in ins.uses() or t in ins.defs():
+                return False
+        if reached:
+            continue
+        if st is s:
+            continue  # the exchange runs again here (its state's instructions were checked above)
+        if any(t in x.instr.uses() or t in x.instr.defs() for x in st.exchange) or t in st.term_uses():
+            return False
+        todo += st.successors()
+    return True
+
+
+def run(plan: Plan, log: list[str]) -> Plan:
+    done = 0
+    for s in plan.states:
+        for k, x in enumerate(s.exchange):
+            i = x.instr
+            if not isinstance(i, ir.EndpointExchange) or i.within is not None or i.need is not None:
+                continue
+            if not i.fields or any(elem != "bool" for _v, _s, elem in i.fields):
+                continue
+            use = _conjunction_use(plan, i)
+            if use is None:
+                continue
+            if not _unread_until(plan, s, use):
+                log.append(f"edgeset: line {use.span.line}: {use.target} is read between the exchange and "
+                           "its computation: left as endpoint reads")
+                continue
+            s.exchange[k] = Exch(dataclasses.replace(i, within=use.target), x.phase)
+            for st in plan.states:
+                st.instrs = [ins for ins in st.instrs if ins is not use]
+            done += 1
+            log.append(f"edgeset: line {use.span.line}: {use.target} = edges with "
+                       + " && ".join(f"{v}@{side}" for v, side, _e in i.fields)
+                       + ", re-checked only on its previous edges while the sets shrink")
+    if not done and not any(e.startswith("edgeset:") for e in log):
+        log.append("edgeset: no edge set is a conjunction of endpoint memberships")
+    return plan
