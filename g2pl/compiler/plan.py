@@ -10,6 +10,7 @@ state (a remote read gets two: request and reply).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from g2pl.compiler import ir
@@ -124,6 +125,31 @@ class Plan:
                 elif isinstance(i, ir.EndpointExchange):
                     need_in = need_out = True
         return need_in or not need_out, need_out
+
+
+def walk_paths(plan: Plan, s: State, use: ir.Instr,
+               visit: Callable[[State, list[ir.Instr], bool], bool | None]) -> bool:
+    """Follow every path from the end of state `s` (its exchange) until instruction `use` runs.
+
+    `visit(state, instrs, reached)` sees each state once, with the instructions that run on
+    the path before `use` (all of them when `use` is not in that state) and whether `use` ends
+    the path there; it returns False to reject (the walk returns False), None to end the path,
+    True to go on to the state's successors.  Passes use it to ask "does anything between an
+    exchange and the use of its result change X?"."""
+    seen: set[int] = set()
+    todo = list(s.successors())
+    while todo:
+        st = plan.states[todo.pop()]
+        if st.id in seen:
+            continue
+        seen.add(st.id)
+        k = next((j for j, ins in enumerate(st.instrs) if ins is use), None)
+        verdict = visit(st, st.instrs if k is None else st.instrs[:k], k is not None)
+        if verdict is False:
+            return False
+        if verdict and k is None:
+            todo += st.successors()
+    return True
 
 
 def exchange_fields(instr: ir.Instr, proc: ir.ProcIR) -> list[Field]:

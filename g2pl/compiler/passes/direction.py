@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
-from g2pl.compiler.plan import Exch, Plan, State
+from g2pl.compiler.plan import Exch, Plan, State, walk_paths
 
 EXACT = ("or", "and", "count", "min", "max", "argmin", "argmax")
 EARLY_EXIT = ("or", "and")  # the pulls that visit receivers one by one (and can skip some)
@@ -70,29 +70,20 @@ def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce) -> ir.Ex | None:
     if r is None or i.target in ir.reads(r) or not _receiver_side(r):
         return None
     need = ir.reads(r)
-    seen: set[int] = set()
-    todo = list(s.successors())
-    while todo:  # every path until the use (or until the exchange runs again)
-        st = plan.states[todo.pop()]
-        if st.id in seen or st is s:
-            continue
-        seen.add(st.id)
-        reached = False
-        for ins in st.instrs:
-            if ins is use:
-                reached = True
-                break
-            if need & set(ins.defs()):
-                return None
+
+    def visit(st: State, before: list[ir.Instr], reached: bool) -> bool | None:
+        if st is s:
+            return None  # the exchange runs again: its old result is never read
+        if any(need & set(ins.defs()) for ins in before):
+            return False
         if reached:
-            continue
+            return None
         defs = {d for x in st.exchange for d in x.instr.defs()}
         if need & defs:
-            return None
-        if i.target in defs:
-            continue  # the exchange runs again here: the path ends
-        todo += st.successors()
-    return r
+            return False
+        return None if i.target in defs else True  # the exchange runs again here: the path ends
+
+    return r if walk_paths(plan, s, use, visit) else None
 
 
 def run(plan: Plan, log: list[str]) -> Plan:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
-from g2pl.compiler.plan import Exch, Plan, State
+from g2pl.compiler.plan import Exch, Plan, State, walk_paths
 
 
 def _conjuncts(e: ir.Ex) -> list[ir.Ex]:
@@ -70,28 +70,17 @@ def _unread_until(plan: Plan, s: State, use: ir.Compute) -> bool:
     t = use.target
     if t in s.term_uses():
         return False
-    seen: set[int] = set()
-    todo = list(s.successors())
-    while todo:
-        st = plan.states[todo.pop()]
-        if st.id in seen:
-            continue
-        seen.add(st.id)
-        reached = False
-        for ins in st.instrs:
-            if ins is use:
-                reached = True
-                break
-            if t in ins.uses() or t in ins.defs():
-                return False
-        if reached:
-            continue
-        if st is s:
-            continue  # the exchange runs again here (its state's instructions were checked above)
+
+    def visit(st: State, before: list[ir.Instr], reached: bool) -> bool | None:
+        if any(t in ins.uses() or t in ins.defs() for ins in before):
+            return False
+        if reached or st is s:
+            return None  # `use` runs, or the exchange runs again (after the instructions just checked)
         if any(t in x.instr.uses() or t in x.instr.defs() for x in st.exchange) or t in st.term_uses():
             return False
-        todo += st.successors()
-    return True
+        return True
+
+    return walk_paths(plan, s, use, visit)
 
 
 def run(plan: Plan, log: list[str]) -> Plan:
