@@ -1392,21 +1392,29 @@ def _ref_expand(fn, args):
     """Hygienic inlining, written independently of g2pl.compiler.inline."""
     from g2pl.compiler import ast as A
 
-    def ren(e, m):
-        if isinstance(e, A.Name):
-            return A.Name(e.span, m.get(e.id, e.id))
+    def rebuild(e, f):
+        """`e` with `f` applied to its operands; None for names and comprehensions (each walker
+        handles those itself: renaming vs substitution, and generator scopes)."""
         if isinstance(e, (A.IntLit, A.FloatLit)):
             return e
         if isinstance(e, A.BinOp):
-            return A.BinOp(e.span, e.op, ren(e.left, m), ren(e.right, m), e.op_span)
+            return A.BinOp(e.span, e.op, f(e.left), f(e.right), e.op_span)
         if isinstance(e, A.UnOp):
-            return A.UnOp(e.span, e.op, ren(e.operand, m))
+            return A.UnOp(e.span, e.op, f(e.operand))
         if isinstance(e, A.Cond):
-            return A.Cond(e.span, ren(e.cond, m), ren(e.then, m), ren(e.other, m))
+            return A.Cond(e.span, f(e.cond), f(e.then), f(e.other))
         if isinstance(e, A.Call):
-            return A.Call(e.span, e.func, tuple(ren(a, m) for a in e.args), e.name_span)
+            return A.Call(e.span, e.func, tuple(f(a) for a in e.args), e.name_span)
         if isinstance(e, A.Index):
-            return A.Index(e.span, ren(e.base, m), ren(e.index, m))
+            return A.Index(e.span, f(e.base), f(e.index))
+        return None
+
+    def ren(e, m):
+        if isinstance(e, A.Name):
+            return A.Name(e.span, m.get(e.id, e.id))
+        done = rebuild(e, lambda x: ren(x, m))
+        if done is not None:
+            return done
         if isinstance(e, (A.SetComp, A.Agg)):
             m2 = dict(m)
             quals = []
@@ -1428,18 +1436,9 @@ def _ref_expand(fn, args):
     def sub(e, env):
         if isinstance(e, A.Name):
             return env.get(e.id, e)
-        if isinstance(e, (A.IntLit, A.FloatLit)):
-            return e
-        if isinstance(e, A.BinOp):
-            return A.BinOp(e.span, e.op, sub(e.left, env), sub(e.right, env), e.op_span)
-        if isinstance(e, A.UnOp):
-            return A.UnOp(e.span, e.op, sub(e.operand, env))
-        if isinstance(e, A.Cond):
-            return A.Cond(e.span, sub(e.cond, env), sub(e.then, env), sub(e.other, env))
-        if isinstance(e, A.Call):
-            return A.Call(e.span, e.func, tuple(sub(a, env) for a in e.args), e.name_span)
-        if isinstance(e, A.Index):
-            return A.Index(e.span, sub(e.base, env), sub(e.index, env))
+        done = rebuild(e, lambda x: sub(x, env))
+        if done is not None:
+            return done
         quals = []
         for q in e.quals:
             if isinstance(q, A.Generator):

@@ -385,8 +385,8 @@ class CodeGen:
             lines.append(f"rt.count_messages(None, edges={need})")
         if i.within is not None:  # edgeset: the conjunction of the fields, as a shrinking set
             parts = "".join(f"({exts[var]}, {side!r}), " for var, side, _elem in i.fields)
-            what = " && ".join(f"{_comment(var)}@{side}" for var, side, _elem in i.fields)
-            return lines + [f"{pyname(i.within)} = rt.edges_within(({parts}), {self.site()})  # edges with {what}"]
+            return lines + [f"{pyname(i.within)} = rt.edges_within(({parts}), {self.site()})  "
+                            f"# edges with {_comment(i.conjunction())}"]
         for (var, side, _elem), t in zip(i.fields, i.targets):
             lines.append(f"{pyname(t)} = rt.at_endpoint({exts[var]}, {side!r}, {need})  # {_comment(var)} at {side}")
         return lines

@@ -241,6 +241,10 @@ class EndpointExchange(Instr):
     def defs(self) -> tuple[str, ...]:
         return (self.within,) if self.within is not None else self.targets
 
+    def conjunction(self) -> str:
+        """`X@src && Y@dst`: the edge set an edgeset exchange defines, for plans, logs and comments."""
+        return " && ".join(f"{var}@{side}" for var, side, _elem in self.fields)
+
     def uses(self) -> set[str]:
         return {f[0] for f in self.fields} | reads(self.need)
 
@@ -389,8 +393,7 @@ def show_instr(i: Instr) -> str:
         return f"{i.target} = {i.op} over {i.dom} of {show_ex(i.value)}{mask}"
     if isinstance(i, EndpointExchange):
         if i.within is not None:
-            return (f"{i.within} = edges with " + " && ".join(f"{f[0]}@{f[1]}" for f in i.fields)
-                    + "  (endpoint exchange, shrinking set)")
+            return f"{i.within} = edges with {i.conjunction()}  (endpoint exchange, shrinking set)"
         return ", ".join(f"{t} = {f[0]}@{f[1]}" for f, t in zip(i.fields, i.targets)) + "  (endpoint exchange)"
     if isinstance(i, RemoteRead):
         return f"{i.target} = {i.var}[{show_ex(i.index)}]  (remote read from {i.dom})"

@@ -299,8 +299,8 @@ def describe_exchange(x: Exch, proc: ir.ProcIR, prune: bool = False) -> str:
     if isinstance(i, ir.EndpointExchange):
         where = f" (records only along edges where {ir.show_ex(i.need)})" if prune and i.need is not None else ""
         if i.within is not None:
-            return (f"endpoint exchange: {i.within} = edges with " + " && ".join(f"{v}@{s}" for v, s, _ in i.fields)
-                    + " (re-checked only on its previous edges while the sets shrink)")
+            return (f"endpoint exchange: {i.within} = edges with {i.conjunction()} "
+                    "(re-checked only on its previous edges while the sets shrink)")
         return "endpoint exchange: " + ", ".join(f"{t} = {v}@{s}" for (v, s, _), t in zip(i.fields, i.targets)) + where
     if isinstance(i, ir.RemoteRead):
         if x.phase == "request":

@@ -269,7 +269,7 @@ class Runtime:
         self._comm_s = 0.0
         self._active: int | None = None  # vertices that sent in this superstep (pruned exchanges)
         self._work_memo: tuple | None = None  # see _send_work
-        self._members: list[tuple[np.ndarray, np.ndarray]] = []  # see _remember_members
+        self._members: list[tuple[np.ndarray, int, np.ndarray | None]] = []  # see _remember_members
         self._within: dict[int, tuple[list[np.ndarray], np.ndarray]] = {}  # see edges_within
         self._fail_at = _fault_injection()
         self._kill_at = _fault_injection("G2PL_KILL_AT")
@@ -292,7 +292,7 @@ class Runtime:
             a._views.clear()
         lg.__dict__.pop("_endpoint_bufs", None)
         lg.__dict__.pop("_sparse_bufs", None)
-        if self.lg.size > 1:
+        if lg.size > 1:
             need_in, need_out = self._directions
             for out in {False: [False], True: [d for d, need in ((False, need_in), (True, need_out)) if need]}[
                     bool(self.lg.directed)]:
@@ -300,8 +300,7 @@ class Runtime:
             # MPI sets up its transport between two ranks on their first exchange: one byte per mirror
             # now, so that cost is part of loading, not of the first superstep
             counted = (self.comm.bytes_sent, self.comm.bytes_received)
-            self.comm.alltoallv(np.zeros(int(self.lg.send_counts.sum()), dtype=np.uint8), self.lg.send_counts,
-                                self.lg.recv_counts)
+            self.comm.alltoallv(np.zeros(int(lg.send_counts.sum()), dtype=np.uint8), lg.send_counts, lg.recv_counts)
             self.comm.bytes_sent, self.comm.bytes_received = counted  # not program traffic
         self.comm.barrier()  # every rank has its part ready: the clock starts on all ranks together
         self._t_start = self._t_last = time.perf_counter()
@@ -360,12 +359,7 @@ class Runtime:
         `mask && rest` evaluates `rest` at those elements only (`bools_at`)."""
         if not isinstance(mask, np.ndarray) or mask.ndim != 1:
             return None
-        idx = self._known_members(mask)
-        if idx is not None:
-            return idx if len(idx) * 8 <= len(mask) else None
-        if np.count_nonzero(mask) * 8 > len(mask):
-            return None
-        return np.flatnonzero(mask)
+        return self._members_if_few(mask)
 
     def bools_at(self, idx: np.ndarray, vals, dom: str) -> np.ndarray:
         """A bool V/E array: `vals` at `idx`, false elsewhere."""
@@ -375,20 +369,39 @@ class Runtime:
             self._remember_members(out, idx[np.asarray(vals, dtype=bool)])
         return out
 
-    #: bool arrays whose members the runtime already knows (made from them), kept by identity
+    #: bool arrays whose member count (and index list, when listed) the runtime knows, by identity
     MEMBERS_KEPT = 4
 
-    def _remember_members(self, arr: np.ndarray, idx: np.ndarray) -> None:
-        """Remember that `arr` (a bool array this runtime made, never written afterwards: program
-        values are immutable) holds exactly at `idx`, so later index lists of it cost nothing."""
-        self._members.append((arr, idx))
-        del self._members[:-self.MEMBERS_KEPT]
+    def _remember_members(self, arr: np.ndarray, idx: np.ndarray | None, count: int | None = None) -> None:
+        """Remember that `arr` (a bool array, never written once made: program values are immutable)
+        holds exactly at `idx` (or at `count` elements, not listed), so later lists cost nothing."""
+        self._members = [x for x in self._members if x[0] is not arr][-(self.MEMBERS_KEPT - 1):]
+        self._members.append((arr, len(idx) if idx is not None else count, idx))
+
+    def _known(self, arr) -> tuple[int | None, np.ndarray | None]:
+        """(member count, index list) remembered for `arr`: None where not known."""
+        for a, count, idx in self._members:
+            if a is arr:
+                return count, idx
+        return None, None
 
     def _known_members(self, arr) -> np.ndarray | None:
-        for a, idx in self._members:
-            if a is arr:
-                return idx
-        return None
+        return self._known(arr)[1]
+
+    def _members_if_few(self, mask: np.ndarray) -> np.ndarray | None:
+        """Indices where the bool array `mask` holds when they are at most 1/8 of it, else None;
+        counted and listed once per array (every caller asks the same of one array)."""
+        count, idx = self._known(mask)
+        if count is None:
+            count = int(np.count_nonzero(mask))
+        if count * 8 > len(mask):
+            if idx is None:
+                self._remember_members(mask, None, count)
+            return None
+        if idx is None:
+            idx = np.flatnonzero(mask)
+            self._remember_members(mask, idx)
+        return idx
 
     def edges_within(self, parts: tuple, site: int) -> np.ndarray:
         """Bool per local edge: the edge's endpoint is in the set for every (ext bool vertex array,
@@ -931,20 +944,11 @@ class Runtime:
         return buf
 
     def _needed_edges(self, need) -> np.ndarray | None:
-        """Indices of the edges where `need` holds when they are few (under 1/8), else None; the last
-        answer is kept, as one superstep usually reads several endpoints under the same `need`."""
-        cached = getattr(self, "_need_cache", None)
-        if cached is not None and cached[0] is need:
-            return cached[1]
-        needm = self._entries(need, self.m)
-        idx = self._known_members(need)
-        if idx is not None:
-            idx = idx if len(idx) * 8 < self.m else None
-        else:
-            idx = np.flatnonzero(needm) if np.count_nonzero(needm) * 8 < self.m else None
-        if isinstance(need, np.ndarray):
-            self._need_cache = (need, idx)
-        return idx
+        """Indices of the edges where `need` holds when they are few (at most 1/8), else None (one
+        superstep usually reads several endpoints under the same `need`: see _members_if_few)."""
+        if not isinstance(need, np.ndarray):  # a constant: every edge, or none
+            return None if need else np.zeros(0, dtype=np.int64)
+        return self._members_if_few(need)
 
     def mark_endpoints(self, mask, sides: tuple[str, ...]) -> np.ndarray:
         out = np.zeros(self.n, dtype=bool)
@@ -1031,7 +1035,6 @@ class Runtime:
         if self._naive_broadcast and not self._exchanged and self.lg.size > 1:
             self.exchange_fields((), ())  # without prune every superstep sends its record to every mirror
         self._reduce_aggregators()
-        self._need_cache = None
         self._work_memo = None
         msgs = self.naive_entries + self._pending_msgs
         rec_bytes = self.naive_entries * self.record_bytes + self._pending_msgs * 8

@@ -103,9 +103,8 @@ def run(plan: Plan, log: list[str]) -> Plan:
             for st in plan.states:
                 st.instrs = [ins for ins in st.instrs if ins is not use]
             done += 1
-            log.append(f"edgeset: line {use.span.line}: {use.target} = edges with "
-                       + " && ".join(f"{v}@{side}" for v, side, _e in i.fields)
-                       + ", re-checked only on its previous edges while the sets shrink")
+            log.append(f"edgeset: line {use.span.line}: {use.target} = edges with {i.conjunction()}, "
+                       "re-checked only on its previous edges while the sets shrink")
     if not done and not any(e.startswith("edgeset:") for e in log):
         log.append("edgeset: no edge set is a conjunction of endpoint memberships")
     return plan
