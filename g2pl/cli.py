@@ -253,6 +253,9 @@ def _run(a: argparse.Namespace) -> int:
     from g2pl.api import parse_args
 
     parse_args(prog.params(entry), args, entry)  # fail on bad arguments before loading a big graph
+    from g2pl.runtime import alloc
+
+    alloc.tune()  # before loading: the loader's big temporaries are reused too
     graph, failure = None, None
     if rank0:
         try:

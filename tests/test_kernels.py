@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
+import os
+import subprocess
+import sys
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -340,3 +346,78 @@ def test_edges_within_matches_the_literal_conjunction_as_sets_shrink_and_grow():
             marked = rt.mark_endpoints(got, ("src",))
             assert np.flatnonzero(marked).tolist() == sorted(set(g.src[exp].tolist()))
         assert rt.stats.edge_sets["shrunk"] > 0 and rt.stats.edge_sets["full"] >= 2
+
+
+@pytest.mark.parametrize("density", [0.0, 0.001, 0.3, 0.5, 0.999, 1.0])
+@pytest.mark.parametrize("kinds", [("i8", "i8"), ("f8", "f8"), ("i8", "s"), ("s", "f8"), ("f8", "si"),
+                                   ("i4", "s4"), ("b", "b"), ("b", "sb"), ("i8", "f8")])
+def test_select_is_bit_identical_to_where(density, kinds):
+    """The branch-free select (kernels.select) must give np.where's answer bit for bit: dtype, NaN
+    payloads, infinities, signed zeros, scalar operands on either side, 4- and 8-byte and bool values."""
+    rng = np.random.default_rng(int(density * 1000) + len(kinds[0]))
+    n = 20_000
+    cond = rng.random(n) < density
+
+    def operand(kind):
+        if kind == "i8":
+            return rng.integers(-2**62, 2**62, n)
+        if kind == "i4":
+            return rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)
+        if kind == "f8":
+            x = rng.standard_normal(n)
+            x[::7], x[1::7], x[2::7], x[3::7] = np.inf, -np.inf, np.nan, -0.0
+            return x
+        if kind == "b":
+            return rng.random(n) < 0.5
+        return {"s": np.int64(-7), "si": 3, "s4": np.int32(9), "sb": True}[kind]
+
+    a, b = operand(kinds[0]), operand(kinds[1])
+    got, want = K.select(cond, a, b), np.where(cond, a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype == np.bool_:
+        assert np.array_equal(got, want)
+    else:
+        assert np.array_equal(got.view(f"i{want.dtype.itemsize}"), want.view(f"i{want.dtype.itemsize}"))
+
+
+_MMAPPED = """
+import ctypes, sys
+import os
+import subprocess
+import sys
+
+import numpy as np
+from g2pl.runtime import alloc
+
+class Info(ctypes.Structure):
+    _fields_ = [(k, ctypes.c_size_t) for k in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+
+info = ctypes.CDLL("libc.so.6").mallinfo2
+info.restype = Info
+before = np.ones(1 << 23)  # 64 MB: glibc maps it on its own by default
+mapped_before = info().hblkhd
+del before
+applied = alloc.tune()
+after = np.ones(1 << 23)
+print(applied, mapped_before >= 1 << 26, info().hblkhd < 1 << 26)
+"""
+
+
+def _has_mallinfo2() -> bool:
+    try:
+        return hasattr(ctypes.CDLL("libc.so.6"), "mallinfo2")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _has_mallinfo2(), reason="glibc >= 2.33 (mallinfo2) only")
+def test_allocator_tuning_serves_large_arrays_from_the_heap():
+    """After alloc.tune(), a 64 MB array is no longer an mmap of its own (which free() would unmap,
+    so the next superstep faults the pages in again); G2PL_MALLOC_TUNING=0 leaves glibc as it was."""
+    env = dict(os.environ, G2PL_MALLOC_TUNING="1")
+    out = subprocess.run([sys.executable, "-c", _MMAPPED], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["True", "True", "True"]
+    env["G2PL_MALLOC_TUNING"] = "0"
+    out = subprocess.run([sys.executable, "-c", _MMAPPED], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["False", "True", "False"]

@@ -134,7 +134,7 @@ class _ExGen:
         c, a, b = self(e.cond), self(e.then), self(e.other)
         if self.dom == "S":
             return f"({a} if {c} else {b})"
-        return f"xp.where({c}, {a}, {b})"
+        return f"rt.where({c}, {a}, {b})"
 
     def _ex_Rand(self, e: ir.Rand) -> str:
         if self.dom == "A":

@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover - scipy is a dependency; a pure-NumPy pa
     _sp = None
 
 from g2pl.errors import G2PLRuntimeError
+from g2pl.runtime import alloc
 from g2pl.runtime import kernels as K
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.partition import LocalGraph, whole
@@ -227,6 +228,7 @@ class Runtime:
     def __init__(self, lg: LocalGraph, module, *, seed: int = 0, comm=None, max_supersteps: int | None = None,
                  progress=None) -> None:
         self.xp = np
+        alloc.tune()  # freed temporaries stay in the process between supersteps
         self.progress = progress  # optional callback(stats, final: bool) after every superstep
         self.comm = comm or SingleComm()
         if not isinstance(lg, LocalGraph):  # a whole Graph: the one-rank view of it
@@ -442,6 +444,10 @@ class Runtime:
 
     def as_e(self, x, elem: str) -> np.ndarray:
         return self._as(x, elem, self.m)
+
+    def where(self, cond, a, b):
+        """`cond ? a : b` elementwise (without per-element branches, see kernels.select)."""
+        return K.select(cond, a, b)
 
     def to_int(self, x):
         a = np.asarray(x)
@@ -739,7 +745,7 @@ class Runtime:
                 dt = np.float64 if kind == "f" else np.int64
                 xs = v.astype(dt, copy=False)
                 if msk is not None:
-                    xs = np.where(msk, xs, dt(0))
+                    xs = K.select(msk, xs, dt(0))
                 total = A @ xs
                 if op == "sum":
                     return total.astype(K.DTYPES[elem], copy=False)
@@ -785,13 +791,13 @@ class Runtime:
             ident32 = i32.max if op == "min" else i32.min
             v32 = vv.astype(np.int32)
             if msk is not None:
-                v32 = np.where(msk, v32, np.int32(ident32))
+                v32 = K.select(msk, v32, np.int32(ident32))
             r32 = adj.seg.gather_reduce(ufunc, v32, adj.nbr, ident32)
             r = r32.astype(np.int64)
             r[r32 == ident32] = ident
         else:
             if msk is not None:
-                vv = np.where(msk, vv, dt.type(ident))
+                vv = K.select(msk, vv, dt.type(ident))
             r = adj.seg.gather_reduce(ufunc, vv, adj.nbr, ident)
         empty_val = K.empty_value(op, elem)
         if empty_val != ident:  # vid: an empty row is -1, not the identity
@@ -831,14 +837,14 @@ class Runtime:
             key32 = (val * ne + lg._id_rank).astype(np.int32)
             none32 = np.iinfo(np.int32).max  # larger than every key
             if msk is not None:
-                key32 = np.where(msk, key32, np.int32(none32))
+                key32 = K.select(msk, key32, np.int32(none32))
             best32 = adj.seg.gather_reduce(np.minimum, key32, adj.nbr, none32)
             found = np.flatnonzero(best32 != none32)
             out[found] = lg._rank_id[best32[found].astype(np.int64) % ne]
             return out
         key = (val << 32) | lg._id_rank
         if msk is not None:
-            key = np.where(msk, key, K.INT64_MAX)
+            key = K.select(msk, key, K.INT64_MAX)
         best = adj.seg.gather_reduce(np.minimum, key, adj.nbr, K.INT64_MAX)
         found = best != K.INT64_MAX
         out[found] = lg._rank_id[best[found] & 0xFFFFFFFF]

@@ -44,6 +44,39 @@ def identity(op: str, dtype) -> object:
     raise ValueError(op)
 
 
+_BITS = {4: np.int32, 8: np.int64}
+
+
+def select(cond, a, b):
+    """`np.where(cond, a, b)` without branches.
+
+    NumPy's `where` branches per element, so on a mask with no pattern (half
+    the vertices of a BFS level, the entries of a random sender set) it runs
+    at mispredict speed: 0.9 ms for 262K int64 against 0.1 ms on a uniform
+    mask.  A bool mask becomes an all-ones/all-zeros integer mask and the
+    result is `b ^ ((a ^ b) & m)` on the values' bits (exact for floats,
+    NaNs and infinities included; bools use `&`/`|`).  Nearly uniform masks
+    and other types keep `where`, which is then the faster of the two.
+    """
+    if not (isinstance(cond, np.ndarray) and cond.dtype == np.bool_ and cond.ndim == 1 and cond.size >= 4096):
+        return np.where(cond, a, b)
+    dt = np.result_type(a, b)
+    bits = _BITS.get(dt.itemsize)
+    if dt != np.bool_ and (bits is None or dt.kind not in "iuf"):
+        return np.where(cond, a, b)
+    k = np.count_nonzero(cond)
+    if min(k, cond.size - k) * 64 < cond.size:  # nearly uniform: where predicts its branch
+        return np.where(cond, a, b)
+    if dt == np.bool_:
+        return (cond & a) | (~cond & b)
+    av, bv = np.asarray(a, dt).view(bits), np.asarray(b, dt).view(bits)
+    m = cond.astype(bits)
+    np.negative(m, out=m)
+    np.bitwise_and(m, np.bitwise_xor(av, bv), out=m)
+    np.bitwise_xor(m, bv, out=m)
+    return m.view(dt)
+
+
 class Segments:
     """CSR row structure: `indptr` over `n` rows; precomputes what `reduceat` needs."""
 
@@ -122,7 +155,7 @@ def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | Non
         v = value.astype(dtype, copy=False)
         ident = identity(op, dtype)
         if mask is not None:
-            v = np.where(mask, v, dtype.type(ident))
+            v = select(mask, v, dtype.type(ident))
         r = seg.reduce(np.minimum if op == "min" else np.maximum, v, ident)
         ev = empty_value(op, elem)
         if ev != ident:
@@ -135,7 +168,7 @@ def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | Non
         vdt = np.float64 if (op == "avg" or value.dtype.kind == "f") else np.int64
         v = value.astype(vdt, copy=False)
         if mask is not None:
-            v = np.where(mask, v, vdt(0))
+            v = select(mask, v, vdt(0))
         s = seg.sum(v)
         if op == "sum":
             return s.astype(DTYPES[elem], copy=False)
@@ -147,12 +180,12 @@ def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | Non
             v = v.astype(np.int64)
         ident = identity("min" if op == "argmin" else "max", v.dtype)
         if mask is not None:
-            v = np.where(mask, v, ident)
+            v = select(mask, v, ident)
         best = seg.reduce(np.minimum if op == "argmin" else np.maximum, v, ident)
         cand = v == best[seg.owner]
         if mask is not None:
             cand &= mask
-        cid = np.where(cand, ids_of_entry, INT64_MAX)
+        cid = select(cand, ids_of_entry, INT64_MAX)
         r = seg.reduce(np.minimum, cid, INT64_MAX)
         return np.where(empty | (r == INT64_MAX), -1, r).astype(np.int64)
     raise ValueError(f"unknown aggregation {op}")
