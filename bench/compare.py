@@ -461,6 +461,11 @@ def report(res: dict) -> str:
              "others: the algorithm call only (library graph built beforehand). "
              "A mark after a time: `*` the answer differs in kind (see notes), `!` the check against the compiled "
              "answer FAILED.")
+    if res.get("malloc_tuned"):
+        L.append("")
+        L.append("Every implementation in the benchmark process runs with the glibc allocator setting g2pl applies "
+                 "when it runs a program (`g2pl/runtime/alloc.py`: freed large blocks stay in the process), "
+                 "set before the first measurement, so no side gets it and the other not.")
     for gr in res["graphs"]:
         L.append("")
         L.append(f"## {gr['graph']} (n = {gr['n']:,}, m = {gr['m']:,}, root {gr['root']})")
@@ -677,12 +682,15 @@ def main() -> int:
             a.libs.remove("networkx")
     for k, v in missing.items():
         log(f"library {k} not available: {v}")
+    from g2pl.runtime import alloc
+
+    malloc_tuned = alloc.tune()  # process-wide: in effect for the libraries and the hand-written code too
     progs = {algo: g2pl.compile(str(ROOT / H.PROGRAMS[algo])) for algo in a.algos}
     res = {"command": "python bench/compare.py " + " ".join(sys.argv[1:]), "commit": git_commit(),
            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine(),
            "args": {"graphs": a.graphs, "repeat": a.repeat, "np": a.np, "algos": a.algos, "libs": a.libs,
                     "seed": a.seed, "quick": a.quick, "nx_max_edges": a.nx_max_edges},
-           "missing_libraries": missing, "graphs": []}
+           "missing_libraries": missing, "malloc_tuned": malloc_tuned, "graphs": []}
     log(f"machine: {res['machine']['nproc']} cores, {res['machine']['cpu']}; commit {res['commit']}")
     t_all = time.perf_counter()
 

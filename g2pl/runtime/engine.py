@@ -1197,13 +1197,11 @@ def _unpack_field(rbytes: np.ndarray, off: int, e: str) -> np.ndarray:
 
 
 def _segment_counts(sel: np.ndarray, seg_counts: np.ndarray) -> np.ndarray:
-    """How many selected entries fall in each consecutive segment."""
-    if len(sel) == 0:
-        return np.zeros(len(seg_counts), dtype=np.int64)
-    c = np.concatenate([[0], np.cumsum(sel.astype(np.int64))])
-    ends = np.cumsum(seg_counts)
-    starts = ends - seg_counts
-    return (c[ends] - c[starts]).astype(np.int64)
+    """How many selected entries fall in each consecutive segment (one per rank: a count per segment
+    costs a few microseconds where a prefix sum over all of `sel` cost 80 at 120K mirrors)."""
+    ends = np.cumsum(seg_counts).tolist()
+    starts = [0] + ends[:-1]
+    return np.array([np.count_nonzero(sel[a:b]) for a, b in zip(starts, ends)], dtype=np.int64)
 
 
 def _packbits_segments(vals: np.ndarray, seg_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
