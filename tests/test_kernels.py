@@ -350,12 +350,12 @@ def test_edges_within_matches_the_literal_conjunction_as_sets_shrink_and_grow():
 
 @pytest.mark.parametrize("density", [0.0, 0.001, 0.3, 0.5, 0.999, 1.0])
 @pytest.mark.parametrize("kinds", [("i8", "i8"), ("f8", "f8"), ("i8", "s"), ("s", "f8"), ("f8", "si"),
-                                   ("i4", "s4"), ("b", "b"), ("b", "sb"), ("i8", "f8")])
+                                   ("i4", "s4"), ("b", "b"), ("b", "sb"), ("i8", "f8"), ("c8", "f8")])
 def test_select_is_bit_identical_to_where(density, kinds):
     """The branch-free select (kernels.select) must give np.where's answer bit for bit: dtype, NaN
     payloads, infinities, signed zeros, scalar operands on either side, 4- and 8-byte and bool values."""
     rng = np.random.default_rng(int(density * 1000) + len(kinds[0]))
-    n = 20_000
+    n = 3 * K.SELECT_BLOCK + 123  # several blocks and a short last one
     cond = rng.random(n) < density
 
     def operand(kind):
@@ -369,6 +369,8 @@ def test_select_is_bit_identical_to_where(density, kinds):
             return x
         if kind == "b":
             return rng.random(n) < 0.5
+        if kind == "c8":  # constant weights: a stride-0 view
+            return np.broadcast_to(np.array([2.5]), (n,))
         return {"s": np.int64(-7), "si": 3, "s4": np.int32(9), "sb": True}[kind]
 
     a, b = operand(kinds[0]), operand(kinds[1])

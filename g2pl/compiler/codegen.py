@@ -357,7 +357,7 @@ class CodeGen:
             if pos == "self":
                 lines.append(f"{local} = {pyname(var)}[_own]")
             elif pos == "edge":
-                lines.append(f"{local} = {pyname(var)}[_eid]")
+                lines.append(f"{local} = rt.take({pyname(var)}, _eid)")
         if pres:
             lines.append(f"_sent = {pres}[_nbr]")
             mask = "_sent" if mask is None else f"xp.logical_and(_sent, {mask})"

@@ -445,6 +445,13 @@ class Runtime:
     def as_e(self, x, elem: str) -> np.ndarray:
         return self._as(x, elem, self.m)
 
+    def take(self, arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """`arr[idx]`; a constant array (the stride-0 weights of an unweighted graph) gives a stride-0
+        view of the same shape instead of a gather (4.7 ms per 7.6M entries at kron:18)."""
+        if arr.ndim == 1 and arr.strides[0] == 0 and len(arr):
+            return np.broadcast_to(arr[:1], np.shape(idx))
+        return arr[idx]
+
     def where(self, cond, a, b):
         """`cond ? a : b` elementwise (without per-element branches, see kernels.select)."""
         return K.select(cond, a, b)
