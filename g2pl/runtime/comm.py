@@ -34,6 +34,9 @@ class SingleComm:
     def gather(self, obj: Any) -> list[Any] | None:
         return [obj]
 
+    def gather_array(self, arr: np.ndarray) -> np.ndarray | None:
+        return arr
+
     def bcast(self, obj: Any) -> Any:
         return obj
 

@@ -1157,8 +1157,7 @@ class Runtime:
             return arr if arr.flags.writeable and arr.strides[0] == arr.itemsize else arr.copy()
         if kind == "edge":
             arr = arr[self.lg.edge_owned]
-        parts = self.comm.gather(arr)
-        return None if parts is None else np.concatenate(parts)
+        return self.comm.gather_array(arr)
 
 
 def _weight_view(lg: LocalGraph) -> np.ndarray:
