@@ -348,7 +348,7 @@ def test_edges_within_matches_the_literal_conjunction_as_sets_shrink_and_grow():
         assert rt.stats.edge_sets["shrunk"] > 0 and rt.stats.edge_sets["full"] >= 2
 
 
-@pytest.mark.parametrize("density", [0.0, 0.001, 0.3, 0.5, 0.999, 1.0])
+@pytest.mark.parametrize("density", [0.0, 0.001, 0.05, 0.3, 0.5, 0.97, 0.999, 1.0])
 @pytest.mark.parametrize("kinds", [("i8", "i8"), ("f8", "f8"), ("i8", "s"), ("s", "f8"), ("f8", "si"),
                                    ("i4", "s4"), ("b", "b"), ("b", "sb"), ("i8", "f8"), ("c8", "f8")])
 def test_select_is_bit_identical_to_where(density, kinds):
