@@ -20,6 +20,7 @@ from g2pl.errors import G2PLError
 from g2pl.graph import Graph, load_graph
 from g2pl.runtime.checkpoint import run_identity
 from g2pl.runtime.driver import execute
+from g2pl.runtime.partition import RENUMBERINGS
 
 __all__ = ["compile", "load_graph", "Program", "Result", "Graph", "parse_args"]
 
@@ -219,14 +220,15 @@ class Program:
 
     def run(self, graph: Graph | str | None, args: dict[str, Any] | None = None, backend: str = "numpy",
             seed: int = 0, entry: str | None = None, max_supersteps: int | None = None, directed: bool = False,
-            comm=None, renumber: str | None = None, progress=None, checkpoint: str | None = None,
+            comm=None, renumber: str | None = "auto", progress=None, checkpoint: str | None = None,
             checkpoint_every: int = 10, resume: str | None = None, time_limit: float | None = None) -> Result:
         """Run a procedure on a graph (a `Graph` or a file/generator spec).
 
         Under MPI (`comm` with several ranks) only rank 0 needs the graph and
         only rank 0's result holds the values; the statistics cover all ranks.
-        `renumber="degree"` orders each rank's vertices by degree (locality);
-        results are still reported by original ID.  `progress(stats, final)`, if given, is
+        `renumber="degree"` orders each rank's vertices by degree (locality), "none" (or None)
+        keeps ID order, "auto" (default) orders by degree when degrees are skewed;
+        results are always reported by original ID.  `progress(stats, final)`, if given, is
         called after every superstep with this rank's running statistics (see `g2pl.progress`).
         `checkpoint=DIR` saves the state every `checkpoint_every` supersteps; `resume=DIR`
         continues a run from its last checkpoint (refused if the program, graph, arguments,
@@ -234,8 +236,8 @@ class Program:
         """
         if time_limit is not None and not time_limit > 0:
             raise G2PLError(f"--time-limit {time_limit}: expected a positive number of seconds")
-        if renumber not in (None, "degree"):
-            raise G2PLError(f"unknown renumbering `{renumber}`; expected `degree`")
+        if renumber is not None and renumber not in RENUMBERINGS:
+            raise G2PLError(f"unknown renumbering `{renumber}`; expected one of {', '.join(RENUMBERINGS)}")
         if backend not in ("numpy", "cupy"):
             raise G2PLError(f"unknown backend `{backend}`; expected numpy or cupy")
         if backend == "cupy":

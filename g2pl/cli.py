@@ -282,7 +282,7 @@ def _run(a: argparse.Namespace) -> int:
     try:
         res = prog.run(graph, args=args, backend=a.backend, seed=a.seed, entry=entry,
                        max_supersteps=a.max_supersteps, comm=comm,
-                       renumber=None if a.renumber == "none" else a.renumber, progress=progress,
+                       renumber=a.renumber, progress=progress,
                        checkpoint=a.checkpoint, checkpoint_every=a.checkpoint_every, resume=a.resume,
                        time_limit=a.time_limit)
         finished = True
@@ -390,8 +390,9 @@ def g2pl_parser() -> argparse.ArgumentParser:
     r.add_argument("--np", type=int, default=1, metavar="N", help="number of MPI ranks")
     r.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
                    help="array backend (cupy is not available in this build)")
-    r.add_argument("--renumber", choices=("none", "degree"), default="none",
-                   help="order each rank's vertices by degree for locality (results keep original IDs)")
+    r.add_argument("--renumber", choices=("auto", "none", "degree"), default="auto",
+                   help="order each rank's vertices by degree for locality (results keep original IDs); "
+                        "auto: when degrees are skewed")
     r.add_argument("--seed", type=int, default=0, help="seed for generators and rand()")
     r.add_argument("--max-supersteps", type=int, metavar="N",
                    help="stop with an error (exit status 1) if the program needs more than N supersteps")

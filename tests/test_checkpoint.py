@@ -59,6 +59,8 @@ def test_resume_refuses_a_different_run(tmp_path, graph):
         p.run(graph, args=other, seed=3, resume=str(d))
     with pytest.raises(g2pl.G2PLError, match="graph differs"):
         p.run(g2pl.load_graph(GRAPH, seed=8), args=args, seed=3, resume=str(d))
+    with pytest.raises(g2pl.G2PLError, match="renumber differs"):  # saved arrays are in the local order
+        p.run(graph, args=args, seed=3, resume=str(d), renumber="degree")
     with pytest.raises(g2pl.G2PLError, match="program, entry differ"):
         g2pl.compile(ROOT / "programs" / "bfs.g2pl").run(graph, args=args, seed=3, resume=str(d))
     with pytest.raises(g2pl.G2PLError, match="manifest.json is missing"):

@@ -436,10 +436,24 @@ def test_degree_renumbering_on_one_rank_keeps_answers():
     g = _g.load_graph("kron:9", seed=4)
     for prog, args in (("pagerank", {"iters": 10, "damping": 0.85}), ("cc", {}), ("pjcc", {})):
         p = _g.compile(Path(__file__).resolve().parents[1] / "programs" / f"{prog}.g2pl")
-        a = p.run(g, args=args).values
+        a = p.run(g, args=args, renumber="none").values
         b = p.run(g, args=args, renumber="degree").values
+        assert p.run(g, args=args).values == b  # auto: Kronecker degrees are skewed
         assert a == b or prog == "pagerank" and all(
             abs(a[0]["value"][k] - b[0]["value"][k]) <= 1e-12 * abs(a[0]["value"][k]) for k in a[0]["value"])
+
+
+def test_auto_renumbering_orders_by_degree_only_when_degrees_are_skewed():
+    from g2pl.runtime.partition import resolve_renumber
+
+    skewed = g2pl.load_graph("kron:10", seed=1)
+    even = g2pl.load_graph("ws:2000:10:0.3", seed=1)
+    assert resolve_renumber(skewed, "auto") == "degree" and resolve_renumber(even, "auto") is None
+    assert resolve_renumber(even, "degree") == "degree" and resolve_renumber(skewed, "none") is None
+    assert resolve_renumber(skewed, None) is None
+    p = g2pl.compile(PROGRAM_DIR / "cc.g2pl")
+    with pytest.raises(g2pl.G2PLError, match="unknown renumbering `hubs`"):
+        p.run(even, renumber="hubs")
 
 
 # --------------------------------------------------------------------------- scc, wcc, hits (directed)

@@ -18,17 +18,16 @@ from g2pl.runtime.checkpoint import Checkpointer, graph_digest
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.engine import Runtime, Stats
 from g2pl.runtime.output import convert
-from g2pl.runtime.partition import LocalGraph, partition, whole
+from g2pl.runtime.partition import LocalGraph, partition, resolve_renumber, whole
 
 
 def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
     """Each rank's part of `graph` (given on rank 0 only)."""
     if comm.size == 1:
-        if renumber is not None:
-            return partition(graph, 1, renumber)[0]
-        if getattr(graph, "_g2pl_whole", None) is None:  # reused by later runs on the same graph
-            graph._g2pl_whole = whole(graph)
-        return graph._g2pl_whole
+        kept = graph.__dict__.setdefault("_g2pl_parts", {})  # reused by later runs on the same graph
+        if renumber not in kept:
+            kept[renumber] = whole(graph) if renumber is None else partition(graph, 1, renumber)[0]
+        return kept[renumber]
     parts = partition(graph, comm.size, renumber) if comm.rank == 0 else None
     if comm.rank == 0:
         for r in range(1, comm.size):
@@ -76,17 +75,23 @@ def execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_s
             ) -> tuple[list[dict] | None, dict]:
     """Run `module` on `graph`; returns (JSON values, stats dict) on rank 0, (None, stats) elsewhere.
 
+    `renumber`: "auto", "degree", "none" or None (see partition.resolve_renumber).
+
     `progress`, if given, is called as `progress(stats, final)` after every superstep (this rank's stats).
     `checkpoint`: {"dir", "every", "resume", "identity"} (see g2pl.runtime.checkpoint).
     """
     comm = comm or SingleComm()
     t0 = time.perf_counter()
+    renumber = resolve_renumber(graph, renumber) if comm.rank == 0 else None
+    if comm.size > 1:
+        renumber = comm.bcast(renumber)
     lg = scatter_graph(comm, graph, renumber)
     rt = Runtime(lg, module, seed=seed, comm=comm, max_supersteps=max_supersteps, progress=progress)
     rt.time_limit = time_limit
     if checkpoint is not None:
         ident = dict(checkpoint["identity"])
         ident["graph"] = comm.bcast(graph_digest(graph) if comm.rank == 0 else None)
+        ident["renumber"] = renumber or "none"  # saved vertex arrays are in the local order
         rt.attach_checkpointer(Checkpointer(checkpoint["dir"], checkpoint["every"], ident, comm,
                                             checkpoint["resume"]))
     rt.prepare()  # adjacency structures of this rank's part (loading), then the clock starts
