@@ -462,7 +462,9 @@ def report(res: dict) -> str:
     L.append(f"Command: `{res['command']}`")
     L.append("")
     L.append("Times in seconds (median). `g2pl np=1`: `prog.run(graph, args)`, `stats['time_s']` (no graph "
-             "loading/partitioning, no result conversion); `g2pl np=N`: `g2pl run --np N --stats`, `time_s`; "
+             "loading/partitioning, no result conversion; with the default `renumber=\"auto\"`, which orders "
+             "the vertices of skewed-degree graphs such as kron by degree while partitioning); "
+             "`g2pl np=N`: `g2pl run --np N --stats`, `time_s`; "
              "others: the algorithm call only (library graph built beforehand). "
              "A mark after a time: `*` the answer differs in kind (see notes), `!` the check against the compiled "
              "answer FAILED.")
