@@ -66,10 +66,10 @@ def select(cond, a, b):
     bits = _BITS.get(dt.itemsize)
     if dt != np.bool_ and (bits is None or dt.kind not in "iuf"):
         return np.where(cond, a, b)
-    n = cond.size
-    k = np.count_nonzero(cond)
     if dt == np.bool_:
         return (cond & a) | (~cond & b)
+    n = cond.size
+    k = np.count_nonzero(cond)
     if min(k, n - k) * 64 < n:  # nearly uniform: copy the common side, write the few others
         few = k <= n - k
         idx = np.flatnonzero(cond if few else ~cond)
