@@ -18,7 +18,7 @@ from g2pl.runtime.checkpoint import Checkpointer, graph_digest
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.engine import Runtime, Stats
 from g2pl.runtime.output import convert
-from g2pl.runtime.partition import LocalGraph, partition, resolve_renumber, whole
+from g2pl.runtime.partition import LocalGraph, partition, resolve_renumber, whole, whole_by_degree
 
 
 def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
@@ -26,7 +26,7 @@ def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
     if comm.size == 1:
         kept = graph.__dict__.setdefault("_g2pl_parts", {})  # reused by later runs on the same graph
         if renumber not in kept:
-            kept[renumber] = whole(graph) if renumber is None else partition(graph, 1, renumber)[0]
+            kept[renumber] = whole(graph) if renumber is None else whole_by_degree(graph)
         return kept[renumber]
     parts = partition(graph, comm.size, renumber) if comm.rank == 0 else None
     if comm.rank == 0:

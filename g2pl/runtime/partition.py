@@ -111,12 +111,49 @@ def _degree_order(graph, lo: int, hi: int) -> np.ndarray:
     return np.lexsort((np.arange(hi - lo), -deg)).astype(np.int64)
 
 
-def _reorder_rows(indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, order: np.ndarray):
-    """CSR with rows taken in `order` (each row's entries keep their order)."""
+def _row_take(indptr: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(new indptr, entry positions) of a CSR with rows taken in `order` (each row's entries keep
+    their order)."""
     lens = np.diff(indptr)[order]
     new_ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    take = np.repeat(indptr[:-1][order] - new_ptr[:-1], lens) + np.arange(new_ptr[-1])
+    take = np.repeat(indptr[:-1][order] - new_ptr[:-1], lens)
+    take += np.arange(new_ptr[-1])
+    return new_ptr, take
+
+
+def _reorder_rows(indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, order: np.ndarray):
+    """CSR with rows taken in `order` (each row's entries keep their order)."""
+    new_ptr, take = _row_take(indptr, order)
     return new_ptr, nbr[take], eid[take]
+
+
+def whole_by_degree(graph) -> LocalGraph:
+    """`partition(graph, 1, "degree")[0]` without the per-rank index maps: one rank owns every vertex
+    and keeps every edge index, so only the vertex order changes (half the time at kron:20)."""
+    n, m = graph.n, graph.m
+    order = _degree_order(graph, 0, n)
+    local = np.empty(n, dtype=np.int64)  # global index -> local (sorted) index
+    local[order] = np.arange(n)
+
+    def csr(indptr, nbr, eid):
+        new_ptr, take = _row_take(indptr, order)
+        return new_ptr, local[nbr[take]], eid[take]
+
+    in_csr = csr(graph.in_indptr, graph.in_nbr, graph.in_eid)
+    out_csr = csr(graph.out_indptr, graph.out_nbr, graph.out_eid) if graph.directed else in_csr
+    ids = graph.ids[order]
+    none, zero = np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    return LocalGraph(
+        rank=0, size=1, n=n, m=m, n_ext=n, n_global=n, m_global=m, directed=graph.directed, ids=ids,
+        ext_ids=ids, src=local[graph.src], dst=local[graph.dst], weight=graph.weight,
+        edge_owned=np.ones(m, dtype=bool),
+        in_indptr=in_csr[0], in_nbr=in_csr[1], in_eid=in_csr[2],
+        out_indptr=out_csr[0], out_nbr=out_csr[1], out_eid=out_csr[2],
+        send_idx=none, send_counts=zero, recv_counts=zero.copy(),
+        first_ids=np.array([graph.ids[0] if n else np.iinfo(np.int64).max], dtype=np.int64), lo=0,
+        nv_send_idx=none, nv_send_counts=zero.copy(), nv_recv_ghost=none, nv_recv_counts=zero.copy(),
+        order=order, sorted_ids=graph.ids, sorted_to_local=local,
+    )
 
 
 RENUMBERINGS = ("auto", "none", "degree")
