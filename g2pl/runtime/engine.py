@@ -387,9 +387,6 @@ class Runtime:
                 return count, idx
         return None, None
 
-    def _known_members(self, arr) -> np.ndarray | None:
-        return self._known(arr)[1]
-
     def _members_if_few(self, mask: np.ndarray) -> np.ndarray | None:
         """Indices where the bool array `mask` holds when they are at most 1/8 of it, else None;
         counted and listed once per array (every caller asks the same of one array)."""
@@ -965,7 +962,7 @@ class Runtime:
 
     def mark_endpoints(self, mask, sides: tuple[str, ...]) -> np.ndarray:
         out = np.zeros(self.n, dtype=bool)
-        sel = self._known_members(mask)
+        sel = self._known(mask)[1]
         if sel is None:
             sel = np.flatnonzero(self._entries(mask, self.m))
         for side in sides:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from g2pl.runtime.kernels import expand_ranges
+
 
 @dataclass
 class LocalGraph:
@@ -83,13 +85,19 @@ class LocalGraph:
         return np.maximum(np.searchsorted(self.first_ids, np.asarray(orig, dtype=np.int64), side="right") - 1, 0)
 
 
+def _degrees(graph, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """Adjacency entries of vertices lo..hi-1 (in + out on directed graphs)."""
+    hi = graph.n if hi is None else hi
+    deg = np.diff(graph.in_indptr[lo:hi + 1])
+    if graph.directed:
+        deg = deg + np.diff(graph.out_indptr[lo:hi + 1])
+    return deg
+
+
 def block_bounds(graph, size: int) -> np.ndarray:
     """Block boundaries (size+1 global indices) balancing vertices + adjacency entries per rank."""
     n = graph.n
-    deg = np.diff(graph.in_indptr)
-    if graph.directed:
-        deg = deg + np.diff(graph.out_indptr)
-    w = np.cumsum(1 + deg.astype(np.int64))
+    w = np.cumsum(1 + _degrees(graph).astype(np.int64))
     total = int(w[-1]) if n else 0
     targets = (np.arange(1, size, dtype=np.float64) * total / size)
     cuts = np.searchsorted(w, targets, side="left") + 1
@@ -97,18 +105,9 @@ def block_bounds(graph, size: int) -> np.ndarray:
     return np.maximum.accumulate(bounds)
 
 
-def _local_csr(indptr, nbr, eid, lo, hi, to_ext, eid_local):
-    start, end = indptr[lo], indptr[hi]
-    ip = indptr[lo:hi + 1] - start
-    return ip.astype(np.int64), to_ext(nbr[start:end]), eid_local(eid[start:end])
-
-
 def _degree_order(graph, lo: int, hi: int) -> np.ndarray:
     """Block-local order: highest degree first, ties by original ID (locality for hubs, paper 003)."""
-    deg = np.diff(graph.in_indptr[lo:hi + 1])
-    if graph.directed:
-        deg = deg + np.diff(graph.out_indptr[lo:hi + 1])
-    return np.lexsort((np.arange(hi - lo), -deg)).astype(np.int64)
+    return np.lexsort((np.arange(hi - lo), -_degrees(graph, lo, hi))).astype(np.int64)
 
 
 def _row_take(indptr: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -116,9 +115,7 @@ def _row_take(indptr: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.nda
     their order)."""
     lens = np.diff(indptr)[order]
     new_ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    take = np.repeat(indptr[:-1][order] - new_ptr[:-1], lens)
-    take += np.arange(new_ptr[-1])
-    return new_ptr, take
+    return new_ptr, expand_ranges(indptr[:-1][order], lens)
 
 
 def _reorder_rows(indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, order: np.ndarray):
@@ -175,9 +172,7 @@ def resolve_renumber(graph, renumber: str | None) -> str | None:
         return "degree"
     if renumber != "auto":
         raise ValueError(f"unknown renumbering {renumber!r}")
-    deg = np.diff(graph.in_indptr)
-    if graph.directed:
-        deg = deg + np.diff(graph.out_indptr)
+    deg = _degrees(graph)
     return "degree" if len(deg) and float(deg.std()) > float(deg.mean()) else None
 
 
