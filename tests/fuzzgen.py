@@ -1372,7 +1372,22 @@ class RCtx:
 _RTOP = RCtx("T")
 
 
+def _float_to_int(x: float) -> int:
+    """`int(x)` of a float: truncation toward zero, saturating at the int64 range, nan -> 0."""
+    if math.isnan(x):
+        return 0
+    if x >= 2.0**63:
+        return INT64_MAX
+    if x < -(2.0**63):
+        return INT64_MIN
+    return int(x)
+
+
 def _cast(data, elem: str):
+    if elem == "int" and np.asarray(data).dtype.kind == "f":  # not NumPy's cast (undefined out of range)
+        a = np.asarray(data)
+        r = np.array([_float_to_int(float(x)) for x in a.ravel()], dtype=np.int64).reshape(a.shape)
+        return r if isinstance(data, np.ndarray) else np.int64(r[()])
     return np.asarray(data).astype(_NPT[elem]) if isinstance(data, np.ndarray) else _NPT[elem](data)
 
 

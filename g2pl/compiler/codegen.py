@@ -84,6 +84,8 @@ class _ExGen:
         return getattr(self, "_ex_" + type(e).__name__)(e)
 
     def _ex_Const(self, e: ir.Const) -> str:
+        if e.elem in ("int", "vid"):  # int64, so constant-only arithmetic wraps too (not a Python int)
+            return f"np.int64({_const(e.value, e.elem)})"
         return _const(e.value, e.elem)
 
     def _ex_Load(self, e: ir.Load) -> str:

@@ -454,13 +454,10 @@ class Runtime:
         return K.select(cond, a, b)
 
     def to_int(self, x):
+        """`int(x)`: see K.float_to_int (floats); bools and vids as they are.  Scalars stay np.int64."""
         a = np.asarray(x)
-        if a.dtype.kind == "f":
-            a = np.where(np.isnan(a), 0.0, np.clip(a, -9.2e18, 9.2e18))
-            r = np.trunc(a).astype(np.int64)
-        else:
-            r = a.astype(np.int64)
-        return r if r.ndim else int(r)
+        r = K.float_to_int(a) if a.dtype.kind == "f" else a.astype(np.int64)
+        return r if r.ndim else r[()]
 
     def to_float(self, x):
         a = np.asarray(x).astype(np.float64)
@@ -470,7 +467,7 @@ class Runtime:
         with np.errstate(all="ignore"):
             r = np.remainder(a, b)
             r = np.where(np.asarray(b) == 0, 0, r)
-        return r if np.ndim(r) else int(r)
+        return r if np.ndim(r) else np.int64(r)
 
     def _entries(self, x, k: int) -> np.ndarray:
         if isinstance(x, np.ndarray) and x.ndim == 1:
@@ -956,7 +953,7 @@ class Runtime:
     def _needed_edges(self, need) -> np.ndarray | None:
         """Indices of the edges where `need` holds when they are few (at most 1/8), else None (one
         superstep usually reads several endpoints under the same `need`: see _members_if_few)."""
-        if not isinstance(need, np.ndarray):  # a constant: every edge, or none
+        if np.ndim(need) == 0:  # a constant (a scalar or 0-d array): every edge, or none
             return None if need else np.zeros(0, dtype=np.int64)
         return self._members_if_few(need)
 

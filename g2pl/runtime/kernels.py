@@ -33,6 +33,15 @@ def empty_value(op: str, elem: str):
     raise ValueError(op)
 
 
+def float_to_int(a: np.ndarray) -> np.ndarray:
+    """`int(x)` of floats (spec: "Integer arithmetic and empty aggregations"): truncation toward zero,
+    saturating at the int64 range (`inf` -> INT64_MAX, `-inf` -> INT64_MIN), `nan` -> 0."""
+    with np.errstate(invalid="ignore"):
+        r = np.trunc(np.nan_to_num(a, nan=0.0)).astype(np.int64)  # in range for |x| < 2**63
+    r = np.where(a >= 2.0**63, INT64_MAX, r)
+    return np.where(a < -(2.0**63), INT64_MIN, r)
+
+
 def identity(op: str, dtype) -> object:
     """Neutral element used to pad masked-out entries before a reduction."""
     if op in ("sum", "count", "avg"):
@@ -61,7 +70,8 @@ def select(cond, a, b):
     (half of `where`'s time); under 1/10, and for other types, `where`.
     """
     if not (isinstance(cond, np.ndarray) and cond.dtype == np.bool_ and cond.ndim == 1 and cond.size >= 4096):
-        return np.where(cond, a, b)
+        r = np.where(cond, a, b)
+        return r if r.ndim else r[()]  # all scalars: a scalar, not a 0-d array (callers test ndarray-ness)
     dt = np.result_type(a, b)
     if dt == np.bool_:
         return (cond & a) | (~cond & b)

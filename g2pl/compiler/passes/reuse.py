@@ -43,8 +43,8 @@ def instr_key(i: ir.Instr) -> Any:
         return ("nbr", i.op, i.out, ex_key(i.value), ex_key(i.mask), ex_key(i.send), i.elem)
     if isinstance(i, ir.GlobalReduce):
         return ("glob", i.op, i.dom, ex_key(i.value), ex_key(i.mask), i.elem)
-    if isinstance(i, ir.EndpointExchange):
-        return ("ends", i.fields)
+    if isinstance(i, ir.EndpointExchange):  # values only along `need`'s edges (prune): part of the identity
+        return ("ends", i.fields, ex_key(i.need))
     if isinstance(i, ir.RemoteRead):
         return ("read", i.var, i.dom, ex_key(i.index), i.elem)
     if isinstance(i, ir.RemoteMark):
