@@ -52,6 +52,42 @@ def instr_key(i: ir.Instr) -> Any:
     return None
 
 
+class _Avail:
+    """The available exchanges: key -> (holders, inputs), indexed by every variable whose assignment kills one.
+
+    Killing through the index costs what it removes, not the size of the
+    table, so a long straight-line run of exchanges is handled in linear time.
+    The index may name keys already gone (or re-added with other variables);
+    every candidate is checked against the table before it is removed.
+    """
+
+    def __init__(self, table: dict | None = None) -> None:
+        self.table: dict[Any, tuple[tuple[str, ...], set[str]]] = {}
+        self.by_var: dict[str, set] = {}
+        for key, (holders, uses) in (table or {}).items():
+            self.add(key, holders, uses)
+
+    def copy(self) -> _Avail:
+        return _Avail(self.table)
+
+    def add(self, key: Any, holders: tuple[str, ...], uses: set[str]) -> None:
+        self.table[key] = (holders, uses)
+        for v in (*holders, *uses):
+            self.by_var.setdefault(v, set()).add(key)
+
+    def kill(self, defs: set[str]) -> None:
+        """Forget every exchange whose inputs or result holders are among `defs`."""
+        for v in defs:
+            for key in self.by_var.pop(v, ()):
+                entry = self.table.get(key)
+                if entry is not None and (entry[1] & defs or set(entry[0]) & defs):
+                    del self.table[key]
+
+    def meet(self, other: _Avail) -> _Avail:
+        """What both branches of an `if` keep available."""
+        return _Avail({k: v for k, v in self.table.items() if other.table.get(k) == v})
+
+
 class _Reuse:
     def __init__(self, proc: ir.ProcIR, log: list[str]) -> None:
         self.proc = proc
@@ -61,50 +97,51 @@ class _Reuse:
     def _dom(self, var: str) -> str:
         return ir.DOMAIN_OF_KIND[self.proc.vars[var].kind]
 
-    @staticmethod
-    def _kill(avail: dict, defs: set[str]) -> dict:
-        return {k: v for k, v in avail.items() if not (v[1] & defs) and not (set(v[0]) & defs)}
-
-    def block(self, instrs, avail: dict) -> tuple[tuple[ir.Instr, ...], dict]:
+    def block(self, instrs, avail: _Avail) -> tuple[tuple[ir.Instr, ...], _Avail]:
+        """Rewrite `instrs` given what is available on entry; `avail` is updated in place (pass a copy)."""
         out: list[ir.Instr] = []
         for i in instrs:
             if isinstance(i, ir.WhileI):
-                killed = set(i.defs())
-                entry = self._kill(avail, killed)
-                pre, after_cond = self.block(i.cond_pre, entry)
-                body, _ = self.block(i.body, dict(after_cond))
+                avail.kill(set(i.defs()))
+                pre, after_cond = self.block(i.cond_pre, avail)
+                body, _ = self.block(i.body, after_cond.copy())
                 out.append(dataclasses.replace(i, cond_pre=pre, body=body))
                 avail = after_cond
             elif isinstance(i, ir.IfI):
-                then, a1 = self.block(i.then, dict(avail))
-                other, a2 = self.block(i.other, dict(avail))
+                then, a1 = self.block(i.then, avail.copy())
+                other, a2 = self.block(i.other, avail.copy())
                 out.append(dataclasses.replace(i, then=then, other=other))
-                avail = {k: v for k, v in a1.items() if a2.get(k) == v}
+                avail = a1.meet(a2)
             elif isinstance(i, ir.ReturnI):
                 out.append(i)
             else:
-                key = instr_key(i) if i.exchange else None
-                if key is not None and key in avail:
-                    holders = avail[key][0]
-                    copies = [ir.Compute(i.span, t, self._dom(t), ir.Load(self.proc.vars[h].elem, i.span, h,
-                                                                          self.proc.vars[h].kind))
-                              for t, h in zip(i.defs(), holders)]
-                    self.hits += 1
-                    self.log.append(f"reuse: line {i.span.line}: `{ir.show_instr(i)}` reuses "
-                                    f"{', '.join(holders)} (its inputs are unchanged)")
-                    out.extend(copies)
-                    avail = self._kill(avail, set(i.defs()))
-                    continue
-                out.append(i)
-                avail = self._kill(avail, set(i.defs()))
-                if key is not None and not (set(i.defs()) & i.uses()):
-                    avail[key] = (tuple(i.defs()), i.uses())
+                out.extend(self.exchange_or_copy(i, avail))
         return tuple(out), avail
+
+    def exchange_or_copy(self, i: ir.Instr, avail: _Avail) -> list[ir.Instr]:
+        """`i` itself, or local copies of the results of an identical available exchange."""
+        key = instr_key(i) if i.exchange else None
+        if isinstance(i, ir.EndpointExchange) and key not in avail.table and ("ends", i.fields, None) in avail.table:
+            key = ("ends", i.fields, None)  # values sent along every edge serve any `need`
+        if key is not None and key in avail.table:
+            holders = avail.table[key][0]
+            copies = [ir.Compute(i.span, t, self._dom(t), ir.Load(self.proc.vars[h].elem, i.span, h,
+                                                                  self.proc.vars[h].kind))
+                      for t, h in zip(i.defs(), holders)]
+            self.hits += 1
+            self.log.append(f"reuse: line {i.span.line}: `{ir.show_instr(i)}` reuses "
+                            f"{', '.join(holders)} (its inputs are unchanged)")
+            avail.kill(set(i.defs()))
+            return copies
+        avail.kill(set(i.defs()))
+        if key is not None and not (set(i.defs()) & i.uses()):
+            avail.add(key, tuple(i.defs()), i.uses())
+        return [i]
 
 
 def run(proc: ir.ProcIR, log: list[str]) -> ir.ProcIR:
     r = _Reuse(proc, log)
-    body, _ = r.block(proc.body, {})
+    body, _ = r.block(proc.body, _Avail())
     if not r.hits:
         log.append("reuse: no exchange is repeated with unchanged inputs")
         return proc
