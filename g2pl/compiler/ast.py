@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from g2pl.compiler.limits import deep_stack
 from g2pl.errors import Span
 
 # ---------------------------------------------------------------- types
@@ -196,6 +197,7 @@ class Module:
 # ---------------------------------------------------------------- printing (for --emit ast)
 
 
+@deep_stack
 def dump(node: object, indent: int = 0) -> str:
     """Readable indented dump of an AST (used by `g2plc --emit ast`)."""
     pad = "  " * indent

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from g2pl.compiler import ast as A
 from g2pl.compiler import ir
 from g2pl.compiler.dot import exchange_cost
+from g2pl.compiler.limits import deep_stack
 from g2pl.compiler.lower import Lowerer
 from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan, State
 
@@ -223,6 +224,7 @@ def _attach_log(plan: Plan, rows: list[Row]) -> list[str]:
 # ---------------------------------------------------------------- the report
 
 
+@deep_stack
 def explain(module: A.Module, comp) -> str:
     """The per-statement report for a `Compilation` of one procedure of `module`."""
     plan: Plan = comp.plan

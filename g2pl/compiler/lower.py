@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from g2pl.compiler import ast as A
 from g2pl.compiler import ir
 from g2pl.compiler.inline import display, expand
+from g2pl.compiler.limits import INLINE_BUDGET, MAX_EXPR_DEPTH
 from g2pl.compiler.parser import AGG_OPS
 from g2pl.errors import G2PLError, Span
 
@@ -112,6 +113,13 @@ def _a(word: str) -> str:
     return ("an " if word.lstrip("`")[:1].lower() in "aeiou" else "a ") + word
 
 
+def _chain(names: list[str]) -> str:
+    """`f30 -> f29 -> ... -> f0`: a call chain, its middle elided when long."""
+    if len(names) > 6:
+        names = [*names[:3], "...", *names[-2:]]
+    return " -> ".join(names)
+
+
 def _kind_word(kind: str, elem: str) -> str:
     if kind == "adj":
         return f"per-neighbour {elem}"
@@ -140,6 +148,13 @@ class Lowerer:
         # id(argument expression) -> the call stack of the caller it belongs to: an argument
         # substituted into an inlined body is still the caller's code (`f(f(1))` is not recursion).
         self.arg_stacks: dict[int, list[str]] = {}
+        # function calls being expanded (outermost first), with the span of the outermost call, and the
+        # AST nodes lowered inside expansions so far: the budget against exponential macro growth
+        self.expanding: list[str] = []
+        self.expansion_site: Span | None = None
+        self.inlined_nodes = 0
+        self.budget_spent = False
+        self.expr_depth = 0
         self.assigned: set[str] = set()
         self.user_names: dict[str, str] = {}
         self.params: dict[str, ir.Ty] = {}
@@ -400,6 +415,15 @@ class Lowerer:
         return self.ex(e, TOP)
 
     def ex(self, e: A.Expr, ctx: Ctx) -> Val:
+        self.charge(e)
+        self.expr_depth += 1
+        try:
+            return self.ex_in_caller(e, ctx)
+        finally:
+            self.expr_depth -= 1
+
+    def ex_in_caller(self, e: A.Expr, ctx: Ctx) -> Val:
+        """Lower `e` with the call stack of the code it was written in (an argument is its caller's)."""
         method = getattr(self, "ex_" + type(e).__name__)
         caller = self.arg_stacks.get(id(e))
         if caller is None or caller is self.call_stack:
@@ -409,6 +433,28 @@ class Lowerer:
             return method(e, ctx)
         finally:
             self.call_stack = inner
+
+    def charge(self, e: A.Expr) -> None:
+        """Count `e` against the inlining budget and the nesting limit; raise once either is exceeded.
+
+        Nodes are counted while any call is being expanded (arguments included: a
+        parameter used twice lowers its argument twice), over the whole procedure.
+        """
+        if self.expr_depth >= MAX_EXPR_DEPTH:
+            raise self.err(f"expression nested too deeply (more than {MAX_EXPR_DEPTH} levels"
+                           f"{' after inlining functions' if self.expanding else ''})", e.span)
+        if not self.expanding:
+            return
+        self.inlined_nodes += 1
+        if self.inlined_nodes <= INLINE_BUDGET:
+            return
+        if self.budget_spent:
+            raise _Unknown("inline budget")  # reported once, at the call that exhausted it
+        self.budget_spent = True
+        raise self.err(f"macro expansion too large: {_chain(self.expanding)} expands to more than "
+                       f"{INLINE_BUDGET:,} nodes", self.expansion_site or e.span,
+                       "functions are macros: every call is replaced by the function's body, so calls of "
+                       "calls multiply; compute shared values into variables instead")
 
     def ex_IntLit(self, e: A.IntLit, ctx: Ctx) -> Val:
         if e.value > INT64_MAX:
@@ -677,9 +723,13 @@ class Lowerer:
             for a in added:
                 self.arg_stacks[id(a)] = self.call_stack
             self.call_stack = [*self.call_stack, f]
+            if not self.expanding:
+                self.expansion_site = e.span
+            self.expanding.append(f)
             try:
                 return self.ex(expand(fn, e.args), ctx)
             finally:
+                self.expanding.pop()
                 self.call_stack = self.call_stack[:-1]
                 for a in added:
                     del self.arg_stacks[id(a)]

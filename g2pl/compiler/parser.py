@@ -8,13 +8,15 @@ a table of common mistakes (`_HINTS`).
 from __future__ import annotations
 
 import functools
+import math
 from importlib import resources
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from g2pl.compiler import ast as A
+from g2pl.compiler.limits import MAX_NESTING, deep_stack
 from g2pl.errors import G2PLError, Span
 
 AGG_OPS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count")
@@ -57,6 +59,27 @@ def _type_ann(name: Token, arg: Token | None, span: Span) -> A.TypeAnn:
     if str(arg) not in ELEM_TYPES:
         raise G2PLError(f"unknown element type `{arg}`; expected one of bool, int, float, vid", span=_span(arg))
     return A.TypeAnn(n, str(arg), span)
+
+
+INT64_MAX = 2**63 - 1
+
+
+def _int_value(tok: Token) -> int:
+    """An integer literal's value; it must fit int64 (checked on the digits first: Python refuses to
+    convert strings of more than 4300 digits, and a 5,000-digit literal must be a user error)."""
+    digits = str(tok).lstrip("0") or "0"
+    if len(digits) > len(str(INT64_MAX)) or int(digits) > INT64_MAX:
+        raise G2PLError(f"integer literal out of range for int64 (the largest is {INT64_MAX})", span=_span(tok))
+    return int(digits)
+
+
+def _float_value(tok: Token) -> float:
+    """A float literal's value; one too large for a 64-bit float (it would read as inf) is an error."""
+    value = float(str(tok))
+    if math.isinf(value):
+        raise G2PLError("float literal out of range for a 64-bit float (the largest is about 1.8e308; "
+                        "write `inf` for infinity)", span=_span(tok))
+    return value
 
 
 @v_args(meta=True)
@@ -160,10 +183,10 @@ class _ToAst(Transformer):
         return A.Name(_span(meta), str(ch[0]))
 
     def int_lit(self, meta, ch):
-        return A.IntLit(_span(meta), int(ch[0]))
+        return A.IntLit(_span(meta), _int_value(ch[0]))
 
     def float_lit(self, meta, ch):
-        return A.FloatLit(_span(meta), float(ch[0]))
+        return A.FloatLit(_span(meta), _float_value(ch[0]))
 
     def set_comp(self, meta, ch):
         head, quals = ch
@@ -256,13 +279,34 @@ def _syntax_error(err: UnexpectedInput, text: str, file: str) -> G2PLError:
     return G2PLError(msg, file=file, source=text, span=Span(line, col, line, col + width), notes=notes)
 
 
+def _check_nesting(tree: Tree) -> None:
+    """Refuse a parse tree deeper than `MAX_NESTING` before anything recursive walks it.
+
+    An explicit stack, not recursion: this is what keeps the recursive walks
+    after it (the transformer, the lowering) within the deep stack's bounds.
+    """
+    stack: list[tuple[Tree, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            meta = node.meta
+            line, col = getattr(meta, "line", 1), getattr(meta, "column", 1)
+            raise G2PLError(f"program nested too deeply (more than {MAX_NESTING:,} levels of blocks and "
+                            "expressions); split it into smaller statements", span=Span(line, col, line, col + 1))
+        stack.extend((c, depth + 1) for c in node.children if isinstance(c, Tree))
+
+
+@deep_stack
 def parse(text: str, file: str = "<input>") -> A.Module:
     """Parse a whole program; raises `G2PLError` on syntax errors and duplicate definitions."""
     try:
         tree = _parser().parse(text)
+        _check_nesting(tree)
         defs = _ToAst().transform(tree)
     except UnexpectedInput as err:
         raise _syntax_error(err, text, file) from None
+    except G2PLError as err:
+        raise err.with_context(file=file, source=text) from None
     except VisitError as err:
         if isinstance(err.orig_exc, G2PLError):
             raise err.orig_exc.with_context(file=file, source=text) from None

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from g2pl.compiler import ast as A
 from g2pl.compiler import ir
 from g2pl.compiler.codegen import generate
+from g2pl.compiler.flatten import flatten
+from g2pl.compiler.limits import deep_stack
 from g2pl.compiler.lower import lower_procedure
 from g2pl.compiler.passes import PASS_NAMES, PIPELINE, selected
 from g2pl.compiler.plan import Plan, build_plan, render
@@ -42,6 +44,7 @@ class Compilation:
         return dump_ir(self.proc)
 
 
+@deep_stack
 def dump_ir(proc: ir.ProcIR) -> str:
     head = f"procedure {proc.name}(" + ", ".join(f"{n}: {t.elem}" for n, t in proc.params) + ")"
     types = "\n".join(f"  {v}: {t.ann()}" for v, t in proc.vars.items() if not v.startswith("@"))
@@ -56,9 +59,11 @@ def dump_stage(unit: ir.ProcIR | Plan) -> str:
 AfterPass = Callable[[str, "ir.ProcIR | Plan"], None]
 
 
+@deep_stack
 def compile_module(module: A.Module, entry: str, opt: int = 2, disable: tuple[str, ...] = (),
                    after_pass: AfterPass | None = None) -> Compilation:
-    proc = lower_procedure(module, module.procedures[entry])
+    """Lower, optimize, plan and generate one procedure (on a deep stack: see `g2pl.compiler.limits`)."""
+    proc = flatten(lower_procedure(module, module.procedures[entry]))
     if after_pass:
         after_pass("lower", proc)
     passes = selected(opt, tuple(disable))
@@ -84,6 +89,7 @@ def compile_module(module: A.Module, entry: str, opt: int = 2, disable: tuple[st
     return Compilation(proc, plan, generate(plan), opt, tuple(disable), times)
 
 
+@deep_stack
 def check_module(module: A.Module, opt: int = 2, disable: tuple[str, ...] = ()) -> list[G2PLError]:
     """Every error of every procedure of a parsed module (`g2pl check`), in source order.
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from g2pl.compiler import ir
+from g2pl.compiler.limits import deep_stack
 
 
 @dataclass
@@ -311,6 +312,7 @@ def describe_exchange(x: Exch, proc: ir.ProcIR, prune: bool = False) -> str:
     return ir.show_instr(i)
 
 
+@deep_stack
 def render(plan: Plan) -> str:
     """Human-readable superstep plan (for `g2pl plan` and `g2plc --emit plan`)."""
     proc = plan.proc
