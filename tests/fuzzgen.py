@@ -11,7 +11,9 @@ Three parts, used by `tests/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py
   Values are kept deterministic for any evaluation order: no float `sum`/`avg` results (floats
   only through elementwise operations and `min`/`max`), no NaN (no `0/0`, `inf - inf`,
   `inf * 0`, `log`, `sqrt` of negatives, and `max` over possibly-empty float sets is clamped),
-  `%` only by positive literals, remote reads only at valid vertex IDs or -1.
+  `%` only by positive literals, remote reads only at valid vertex IDs or -1. Int literals are
+  now and then int64 extremes and `int()` takes floats too, so int64 wrap-around and `int(inf)`
+  (saturating) are compared on every path.
 * `differential(prog, graphs)` compiles the program at -O0, -O1, -O2 and -O2 with each pass
   disabled alone, runs every configuration on every graph (1 rank, in process) and compares
   the `--output` values; programs without rand() are also run by an independent reference
@@ -234,7 +236,9 @@ class ProgramGenerator:
         if elem == "bool":
             return r.choice(["true", "false"])
         if elem == "int":
-            v = r.choice([0, 1, 1, 2, 2, 3, 5, 7, -1, -2, 10])
+            # now and then an extreme (int64 wrap-around: docs/language.md, "Integer arithmetic ...")
+            v = r.choice([INT64_MAX, -INT64_MAX, 2**62, 3037000500]) if r.random() < 0.04 else \
+                r.choice([0, 1, 1, 2, 2, 3, 5, 7, -1, -2, 10])
             return f"({v})" if v < 0 else str(v)
         if elem == "float":
             return r.choice(["0.5", "1.0", "2.5", "0.25", "3.0", ".5", "1e-1", "2.0", "inf", "0.0", "1.5e0"])
@@ -439,7 +443,7 @@ class ProgramGenerator:
         if r < 0.54:
             return f"abs({self.sub(ctx, kind, self.pick(['int', 'vid']), d)})"
         if r < 0.60:
-            return f"int({self.sub(ctx, kind, self.pick(['bool', 'vid']), d)})"
+            return f"int({self.sub(ctx, kind, self.pick(['bool', 'vid', 'float']), d)})"
         if r < 0.66:
             return self.cond(ctx, kind, "int", d)
         if self.macro_mode:
