@@ -93,16 +93,29 @@ class _Reuse:
         self.proc = proc
         self.log = log
         self.hits = 0
+        self.loop_defs: dict[int, set[str]] = {}  # id(WhileI / IfI) -> what it defines
 
     def _dom(self, var: str) -> str:
         return ir.DOMAIN_OF_KIND[self.proc.vars[var].kind]
+
+    def defs_of(self, i: ir.Instr) -> set[str]:
+        """`set(i.defs())`, memoized for loops and ifs: `WhileI.defs()` walks the whole body, and asking
+        it at every level of n nested loops would cost n^2."""
+        if not isinstance(i, (ir.WhileI, ir.IfI)):
+            return set(i.defs())
+        found = self.loop_defs.get(id(i))
+        if found is None:
+            parts = (i.cond_pre + i.body) if isinstance(i, ir.WhileI) else (i.then + i.other)
+            found = set().union(*(self.defs_of(j) for j in parts))
+            self.loop_defs[id(i)] = found
+        return found
 
     def block(self, instrs, avail: _Avail) -> tuple[tuple[ir.Instr, ...], _Avail]:
         """Rewrite `instrs` given what is available on entry; `avail` is updated in place (pass a copy)."""
         out: list[ir.Instr] = []
         for i in instrs:
             if isinstance(i, ir.WhileI):
-                avail.kill(set(i.defs()))
+                avail.kill(self.defs_of(i))
                 pre, after_cond = self.block(i.cond_pre, avail)
                 body, _ = self.block(i.body, after_cond.copy())
                 out.append(dataclasses.replace(i, cond_pre=pre, body=body))
