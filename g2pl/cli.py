@@ -244,7 +244,7 @@ def _run(a: argparse.Namespace) -> int:
     if comm is None and a.np > 1:
         from g2pl.runtime.launch import relaunch
 
-        return relaunch(a.np, a.argv)
+        return relaunch(a.np, a.argv, time_limit=a.time_limit)  # supervised: see launch.py
     rank0 = comm is None or comm.rank == 0
     _QUIET_RANK = not rank0
     prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)

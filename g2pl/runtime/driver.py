@@ -17,6 +17,7 @@ from g2pl.errors import G2PLRuntimeError
 from g2pl.runtime.checkpoint import Checkpointer, graph_digest
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.engine import Runtime, Stats
+from g2pl.runtime.launch import RankWatchdog, program_started
 from g2pl.runtime.output import convert
 from g2pl.runtime.partition import LocalGraph, partition, resolve_renumber, whole, whole_by_degree
 
@@ -69,7 +70,16 @@ def merge_stats(comm, rt: Runtime) -> Stats:
     return st
 
 
-def execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_supersteps: int | None,
+def execute(module: ModuleType, graph, argv: dict[str, Any], *, comm=None, time_limit: float | None = None,
+            **kw: Any) -> tuple[list[dict] | None, dict]:
+    """`_execute` under a rank watchdog (g2pl.runtime.launch): with several ranks and --time-limit, a
+    rank that stops answering would otherwise keep the others blocked in a collective for ever."""
+    comm = comm or SingleComm()
+    with RankWatchdog(comm.rank, comm.size, time_limit):
+        return _execute(module, graph, argv, comm=comm, time_limit=time_limit, **kw)
+
+
+def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_supersteps: int | None,
             comm=None, backend: str = "numpy", opt: int = 2, entry: str = "", renumber: str | None = None,
             progress=None, checkpoint: dict | None = None, time_limit: float | None = None
             ) -> tuple[list[dict] | None, dict]:
@@ -99,6 +109,7 @@ def execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_s
     rt.stats.backend = backend
     rt.stats.opt_level = opt
     rt.stats.entry = entry
+    program_started()  # the watchdog's --time-limit counts from here, as the engine's does
     with np.errstate(all="ignore"):
         try:
             raw = module.run(rt, argv)

@@ -88,6 +88,20 @@ class MPIComm:
         self.c.Barrier()
 
     def abort(self, status: int) -> None:
+        """Stop every rank after this rank printed its error.
+
+        Under a supervising `g2pl run --np` the rank tells it the error was reported (so it adds no line
+        of its own) and just exits: mpiexec then kills the other ranks as MPI_Abort would, without
+        MPICH's "Abort(1) on node ..." line under the error. Under an outer mpiexec: MPI_Abort."""
+        import sys
+
+        from g2pl.runtime.launch import RUN_DIR_ENV, note_exit
+
+        if os.environ.get(RUN_DIR_ENV):
+            note_exit(status)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
         self.c.Abort(status)
 
 
