@@ -689,7 +689,7 @@ def main() -> int:
     from g2pl.runtime import alloc
 
     malloc_tuned = alloc.tune()  # process-wide: in effect for the libraries and the hand-written code too
-    progs = {algo: g2pl.compile(str(ROOT / H.PROGRAMS[algo])) for algo in a.algos}
+    progs = {algo: g2pl.compile_file(ROOT / H.PROGRAMS[algo]) for algo in a.algos}
     res = {"command": "python bench/compare.py " + " ".join(sys.argv[1:]), "commit": git_commit(),
            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine(),
            "args": {"graphs": a.graphs, "repeat": a.repeat, "np": a.np, "algos": a.algos, "libs": a.libs,

@@ -331,7 +331,7 @@ def check(graphs: list[str], seed: int, directed: bool = False) -> int:
     import g2pl
 
     failures = 0
-    progs = {a: g2pl.compile(str(ROOT / p)) for a, p in PROGRAMS.items()}
+    progs = {a: g2pl.compile_file(ROOT / p) for a, p in PROGRAMS.items()}
     for spec in graphs:
         for dr in ([False, True] if directed else [False]):
             g = g2pl.load_graph(spec, seed=seed, directed=dr)

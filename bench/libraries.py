@@ -499,7 +499,7 @@ def check(graphs: list[str], seed: int) -> int:
     libs, missing = available()
     for name, why in missing.items():
         print(f"SKIP {name}: {why}")
-    progs = {a: g2pl.compile(str(H.ROOT / p)) for a, p in H.PROGRAMS.items()}
+    progs = {a: g2pl.compile_file(H.ROOT / p) for a, p in H.PROGRAMS.items()}
     bad = 0
     for spec in graphs:
         g = g2pl.load_graph(spec, seed=seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -18,11 +19,12 @@ from g2pl.compiler import ir
 from g2pl.compiler.pipeline import PASS_NAMES, Compilation, compile_module
 from g2pl.errors import G2PLError
 from g2pl.graph import Graph, load_graph
+from g2pl.output_files import write_atomic
 from g2pl.runtime.checkpoint import run_identity
 from g2pl.runtime.driver import execute
 from g2pl.runtime.partition import RENUMBERINGS
 
-__all__ = ["compile", "load_graph", "Program", "Result", "Graph", "parse_args"]
+__all__ = ["compile", "compile_file", "load_graph", "Program", "Result", "Graph", "parse_args"]
 
 
 @dataclass
@@ -46,10 +48,10 @@ class Result:
         return {"entry": self.entry, "values": self.values}
 
     def write_output(self, path: str | Path) -> None:
-        _atomic_write(Path(path), json.dumps(self.output(), indent=1))
+        write_atomic(path, json.dumps(self.output(), indent=1))
 
     def write_stats(self, path: str | Path) -> None:
-        _atomic_write(Path(path), json.dumps(self.stats, indent=1))
+        write_atomic(path, json.dumps(self.stats, indent=1))
 
     # ---- interop (g2pl/interop.py); `graph=` overrides `self.graph`
 
@@ -89,19 +91,28 @@ class Result:
         p.text(result_summary(self))
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 _BOOL = {"true": True, "false": False, "1": True, "0": False}
+# Decimal integers and decimal floats only: no underscores (Python's `0_5`), no hex, no inf/nan words.
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_INT64_DIGITS = 19  # longer decimal strings cannot be int64 (and Python refuses to parse > 4300 digits)
+
+
+def _shown(raw: Any) -> str:
+    text = str(raw)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
 
 
 def _parse_arg(name: str, raw: Any, elem: str) -> Any:
-    """Check and convert one procedure argument to its declared/inferred element type."""
+    """Check and convert one procedure argument to its declared/inferred element type.
+
+    One rule for numbers, from the command line or the API alike: ints must fit int64 (vids are
+    >= -1), floats must be finite. `inf`, `nan` and literals that overflow (1e999) are refused,
+    because a non-finite parameter silently turns every result into nan; a program that needs
+    infinity writes the built-in `inf`.
+    """
     def bad(what: str) -> G2PLError:
-        return G2PLError(f"argument `{name}={raw}`: expected {what}")
+        return G2PLError(f"argument `{name}={_shown(raw)}`: expected {what}")
 
     if isinstance(raw, str):
         s = raw.strip()
@@ -110,17 +121,18 @@ def _parse_arg(name: str, raw: Any, elem: str) -> Any:
                 raise bad("a bool (true or false)")
             return _BOOL[s.lower()]
         if elem in ("int", "vid"):
-            if not re.fullmatch(r"[+-]?\d+", s):
+            if not _INT_TEXT.fullmatch(s):
                 hint = f" (declare the parameter `{name}: float` to pass decimals)" if elem == "int" else ""
                 raise bad(("an integer" if elem == "int" else "a vertex ID (an integer)") + hint)
+            if len(s.lstrip("+-").lstrip("0")) > _INT64_DIGITS:
+                raise bad("a 64-bit integer")
             v = int(s)
         else:
-            try:
-                v = float(s)
-            except ValueError:
-                raise bad("a number") from None
-            if s.lower().lstrip("+-") in ("nan",):
-                raise bad("a number (not nan)")
+            if not _FLOAT_TEXT.fullmatch(s):
+                raise bad("a finite decimal number (like 0.85 or 1e-3)")
+            v = float(s)
+            if not math.isfinite(v):
+                raise bad("a finite number (the value overflows a 64-bit float)")
             return v
     else:
         v = raw
@@ -131,7 +143,13 @@ def _parse_arg(name: str, raw: Any, elem: str) -> Any:
         if elem == "float":
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 raise bad("a number")
-            return float(v)
+            try:
+                v = float(v)
+            except OverflowError:
+                raise bad("a finite number") from None
+            if not math.isfinite(v):
+                raise bad("a finite number")
+            return v
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise bad("an integer")
         v = int(v)
@@ -265,9 +283,14 @@ class Program:
                       graph=graph if isinstance(graph, Graph) else None)
 
 
-def compile(source_or_path: str | Path, opt: int = 2, disable: tuple[str, ...] | list[str] = (),  # noqa: A001
+def compile(source: str | os.PathLike, opt: int = 2, disable: tuple[str, ...] | list[str] = (),  # noqa: A001
             file: str | None = None) -> Program:
-    """Compile G2PL source text, or the file at a path, into a `Program`."""
+    """Compile a G2PL program into a `Program`.
+
+    `source` is program *text* when it is a `str`: a service can compile untrusted text knowing
+    that nothing is read from disk. A file is read only when asked for explicitly, with a
+    `pathlib.Path` (or any `os.PathLike`) or with `compile_file`. `file` names the text in errors.
+    """
     from g2pl.compiler.parser import parse
 
     if opt not in (0, 1, 2):
@@ -275,32 +298,59 @@ def compile(source_or_path: str | Path, opt: int = 2, disable: tuple[str, ...] |
     for d in disable:
         if d not in PASS_NAMES:
             raise G2PLError(f"unknown pass `{d}` for --disable-pass; expected one of {', '.join(PASS_NAMES)}")
-    text, name = _read_source(source_or_path, file)
+    if isinstance(source, os.PathLike):
+        text, name = read_program_file(source)
+        name = file or name
+    elif isinstance(source, str):
+        _refuse_file_name(source)
+        text, name = source, file or "<string>"
+        _check_size(len(text), name)
+    else:
+        raise G2PLError(f"g2pl.compile() takes program text (str) or a file path (pathlib.Path), "
+                        f"not {type(source).__name__}")
     module = parse(text, name)
     return Program(module, opt=opt, disable=tuple(disable))
 
 
-def _read_source(source_or_path: str | Path, file: str | None) -> tuple[str, str]:
-    """(text, file name): a Path, or a string naming an existing/`.g2pl` file, is read; other text is source."""
-    is_path = isinstance(source_or_path, Path)
-    if not is_path and file is None:
-        s = str(source_or_path)
-        looks_like_path = s.endswith(".g2pl") or ("/" in s and not set("{}();=") & set(s))
-        is_path = "\n" not in s and s.strip() != "" and (os.path.exists(s) or looks_like_path)
-    if is_path:
-        p = Path(source_or_path)
-        try:
-            raw = p.read_bytes()
-        except FileNotFoundError:
-            raise G2PLError("no such program file", file=str(p)) from None
-        except IsADirectoryError:
-            raise G2PLError("is a directory, not a program file", file=str(p)) from None
-        except OSError as e:
-            raise G2PLError(f"cannot read program file: {e.strerror}", file=str(p)) from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            line = raw[: e.start].count(b"\n") + 1
-            raise G2PLError("program file is not valid UTF-8 text", file=str(p), line=line) from None
-        return text, file or str(p)
-    return str(source_or_path), file or "<string>"
+def compile_file(path: str | os.PathLike, opt: int = 2, disable: tuple[str, ...] | list[str] = ()) -> Program:
+    """Compile the G2PL program in the file at `path`."""
+    return compile(Path(path), opt=opt, disable=disable)
+
+
+MAX_PROGRAM_BYTES = 16 * 2**20  # a 10,000-statement program is ~0.2 MB: larger input is refused unread
+
+
+def _check_size(size: int, name: str) -> None:
+    if size > MAX_PROGRAM_BYTES:
+        raise G2PLError(f"the program is larger than {MAX_PROGRAM_BYTES // 2**20} MiB; refusing to compile it",
+                        file=name)
+
+
+def _refuse_file_name(text: str) -> None:
+    """A lone `something.g2pl` is not a program: say how to compile a file instead of a parse error
+    (and without looking at the file system)."""
+    s = text.strip()
+    if s.endswith(".g2pl") and "\n" not in s and "{" not in s:
+        raise G2PLError(f"g2pl.compile() compiles program text, and {_shown(s)!r} looks like a file name; "
+                        "to compile a file use g2pl.compile_file(path) or pass a pathlib.Path")
+
+
+def read_program_file(path: str | os.PathLike) -> tuple[str, str]:
+    """(text, file name) of a program file; unreadable or non-UTF-8 files are G2PLErrors."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read(MAX_PROGRAM_BYTES + 1)
+    except FileNotFoundError:
+        raise G2PLError("no such program file", file=str(p)) from None
+    except IsADirectoryError:
+        raise G2PLError("is a directory, not a program file", file=str(p)) from None
+    except OSError as e:
+        raise G2PLError(f"cannot read program file: {e.strerror}", file=str(p)) from None
+    _check_size(len(raw), str(p))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise G2PLError("program file is not valid UTF-8 text", file=str(p), line=line) from None
+    return text, str(p)

@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from g2pl.errors import G2PLError
+from g2pl.errors import G2PLError, RunStopped
 
 PASS_CHOICES = ("reuse", "merge", "reorder", "prune", "pack", "direction", "edgeset")
 
@@ -30,6 +30,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+def _int_value(text: str) -> int:
+    """An argparse type for whole numbers: decimal, at most 18 digits (int64 and no echo of huge input)."""
+    s = text.strip()
+    body = s[1:] if s[:1] in "+-" else s
+    if not body.isdigit() or not body.isascii():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {s[:40]!r}")
+    if len(body.lstrip("0")) > 18:
+        raise argparse.ArgumentTypeError(f"{s[:20]}... ({len(body)} digits) is too large")
+    return int(s)
 
 
 def _add_opt_flags(p: argparse.ArgumentParser) -> None:
@@ -71,9 +82,10 @@ def _guard(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) ->
 def _g2plc(a: argparse.Namespace) -> int:
     import g2pl
     from g2pl.compiler import ast as A
+    from g2pl.output_files import check_outputs, write_atomic
 
-    if a.output:
-        _check_out_path("-o", a.output, "g2plc")
+    default_out = None if a.output is not None or a.emit else Path(Path(a.program).stem + ".py")
+    check_outputs([("-o", a.output if a.output is not None else default_out)], [a.program], "g2plc")
     prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry) if len(prog.procedures) > 1 or a.entry else prog.procedures[0]
     if a.print_ir_after or a.time_passes:
@@ -88,15 +100,15 @@ def _g2plc(a: argparse.Namespace) -> int:
         text = prog.python(entry)
     else:
         text = None
-    if a.output:
-        Path(a.output).write_text(prog.python(entry) if text is None else text + "\n")
+    if a.output is not None:
+        write_atomic(a.output, prog.python(entry) if text is None else text + "\n")
         return 0
     if text is not None:
         sys.stdout.write(text + "\n")
         return 0
-    out = Path(Path(a.program).stem + ".py")
-    out.write_text(prog.python(entry))
-    print(f"g2plc: wrote {out}", file=sys.stderr)
+    assert default_out is not None
+    write_atomic(default_out, prog.python(entry))
+    print(f"g2plc: wrote {default_out}", file=sys.stderr)
     return 0
 
 
@@ -208,16 +220,22 @@ def _mpi_comm():
         raise G2PLError("started under mpiexec, but mpi4py is not installed (`pip install '.[mpi]'`)") from None
 
 
-def _check_out_path(flag: str, path: str, tool: str = "g2pl run") -> None:
-    """Refuse, before any work, an output path that cannot be written (exit 2, not a crash after the run)."""
-    p = Path(path)
-    if p.is_dir():
-        raise G2PLError(f"{flag} {path}: is a directory; expected a file name", file=tool)
-    parent = p.parent
-    if not parent.is_dir():
-        raise G2PLError(f"{flag} {path}: the directory {str(parent)!r} does not exist", file=tool)
-    if not os.access(parent, os.W_OK):
-        raise G2PLError(f"{flag} {path}: the directory {str(parent)!r} is not writable", file=tool)
+def _graph_file(spec: str) -> str | None:
+    """The file a --graph argument reads (None for a generator), so no output overwrites it."""
+    from g2pl.graph.loaders import looks_like_generator
+
+    return None if looks_like_generator(spec) and not os.path.exists(spec) else spec
+
+
+def _write_json(path: str, data: dict) -> None:
+    """A JSON result to a file (atomically) or, for `-`, to standard output."""
+    if path == "-":
+        print(json.dumps(data, indent=1))
+        sys.stdout.flush()
+        return
+    from g2pl.output_files import write_atomic
+
+    write_atomic(path, json.dumps(data, indent=1))
 
 
 def _run(a: argparse.Namespace) -> int:
@@ -232,9 +250,15 @@ def _run(a: argparse.Namespace) -> int:
         raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number", file="g2pl run")
     if a.output == "-" and a.stats == "-":
         raise G2PLError("--output - and --stats -: only one of them can write to standard output", file="g2pl run")
-    for flag, path in (("--output", a.output), ("--stats", a.stats), ("--plot", a.plot)):
-        if path and path != "-":
-            _check_out_path(flag, path)
+    from g2pl.output_files import check_outputs
+
+    check_outputs([("--output", a.output), ("--stats", a.stats), ("--plot", a.plot)],
+                  [a.program, _graph_file(a.graph)], "g2pl run")
+    from g2pl.runtime.checkpoint import check_directory
+
+    for flag, d in (("--checkpoint", a.checkpoint), ("--resume", a.resume)):
+        if d is not None:
+            check_directory(d, flag == "--resume", flag)
     quiet = a.quiet or "-" in (a.output, a.stats)  # standard output carries the JSON alone
     if a.plot:
         from g2pl.plot import check_plot_path
@@ -286,8 +310,12 @@ def _run(a: argparse.Namespace) -> int:
                        checkpoint=a.checkpoint, checkpoint_every=a.checkpoint_every, resume=a.resume,
                        time_limit=a.time_limit)
         finished = True
+    except RunStopped as stop:  # --max-supersteps / --time-limit: the partial statistics are kept
+        if rank0 and a.stats is not None and stop.stats is not None:
+            _write_json(a.stats, stop.stats)
+        raise
     except G2PLError:
-        raise  # every rank meets these alike (e.g. --max-supersteps)
+        raise  # every rank meets these alike (e.g. a bad checkpoint)
     except Exception as exc:  # a failure on this rank alone: report it and stop every rank
         if comm is None:
             raise
@@ -304,11 +332,9 @@ def _run(a: argparse.Namespace) -> int:
             progress.close(ok=finished, totals=res.stats if finished and rank0 else None)
     if not rank0:
         return 0
-    for path, data, write in ((a.output, res.output, res.write_output), (a.stats, lambda: res.stats, res.write_stats)):
-        if path == "-":
-            print(json.dumps(data(), indent=1))
-        elif path:
-            write(path)
+    for path, data in ((a.output, res.output), (a.stats, lambda: res.stats)):
+        if path is not None:
+            _write_json(path, data())
     if a.plot:
         from g2pl.plot import plot_stats
 
@@ -329,28 +355,28 @@ def _plan(a: argparse.Namespace) -> int:
 
     if a.svg:
         find_dot()  # before compiling: a missing Graphviz is a usage error (exit 2)
-    for flag, path in (("--dot", a.dot), ("--svg", a.svg)):
-        if path:
-            _check_out_path(flag, path, "g2pl plan")
+    from g2pl.output_files import check_outputs, write_atomic
+
+    check_outputs([("--dot", a.dot), ("--svg", a.svg)], [a.program], "g2pl plan")
     prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry)
     print(prog.plan_text(entry))
-    if a.dot or a.svg:
+    if a.dot is not None or a.svg is not None:
         dot = plan_to_dot(prog.compilation(entry).plan)
-        if a.dot:
-            Path(a.dot).write_text(dot)
-        if a.svg:
+        if a.dot is not None:
+            write_atomic(a.dot, dot)
+        if a.svg is not None:
             render_svg(dot, a.svg)
     return 0
 
 
 def _check(a: argparse.Namespace) -> int:
     """Every error of the program at once (lowering recovers per statement); syntax errors stop at the first."""
-    from g2pl.api import Program, _read_source
+    from g2pl.api import Program, read_program_file
     from g2pl.compiler.parser import parse
     from g2pl.compiler.pipeline import check_module
 
-    text, name = _read_source(a.program, None)
+    text, name = read_program_file(a.program)
     module = parse(text, name)
     errors = check_module(module)
     if errors:
@@ -387,19 +413,19 @@ def g2pl_parser() -> argparse.ArgumentParser:
                    help="edge list (.txt .el .tsv .csv), .mtx, .npz, or kron:SCALE[:EF] | ws:N:K:P | er:N:M")
     r.add_argument("--directed", action="store_true", help="keep edge direction (default: undirected)")
     r.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="procedure argument")
-    r.add_argument("--np", type=int, default=1, metavar="N", help="number of MPI ranks")
+    r.add_argument("--np", type=_int_value, default=1, metavar="N", help="number of MPI ranks")
     r.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
                    help="array backend (cupy is not available in this build)")
     r.add_argument("--renumber", choices=("auto", "none", "degree"), default="auto",
                    help="order each rank's vertices by degree for locality (results keep original IDs); "
                         "auto: when degrees are skewed")
-    r.add_argument("--seed", type=int, default=0, help="seed for generators and rand()")
-    r.add_argument("--max-supersteps", type=int, metavar="N",
+    r.add_argument("--seed", type=_int_value, default=0, help="seed for generators and rand()")
+    r.add_argument("--max-supersteps", type=_int_value, metavar="N",
                    help="stop with an error (exit status 1) if the program needs more than N supersteps")
     r.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="stop with an error (exit status 1) if the run takes longer than this")
     r.add_argument("--checkpoint", metavar="DIR", help="save the run's state at superstep boundaries into DIR")
-    r.add_argument("--checkpoint-every", type=int, default=10, metavar="K",
+    r.add_argument("--checkpoint-every", type=_int_value, default=10, metavar="K",
                    help="supersteps between checkpoints (default 10)")
     r.add_argument("--resume", metavar="DIR",
                    help="continue from the last checkpoint in DIR (same program, graph, arguments, seed, ranks)")

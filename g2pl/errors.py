@@ -91,3 +91,13 @@ class G2PLRuntimeError(G2PLError):
     """A failure while running a compiled program (exit status 1)."""
 
     exit_status = 1
+
+
+class RunStopped(G2PLRuntimeError):
+    """A run stopped by a limit (`--max-supersteps`, `--time-limit`): exit status 1, but what was
+    measured is kept: `stats` holds the partial statistics (set by the driver, all ranks merged)."""
+
+    def __init__(self, message: str, *, reason: str, **kw) -> None:
+        super().__init__(message, **kw)
+        self.reason = reason
+        self.stats: dict | None = None

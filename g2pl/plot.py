@@ -2,14 +2,16 @@
 
 The panels are time, messages, bytes and active vertices per superstep, read
 from the same statistics `--stats` writes.  Needs matplotlib (`pip install
-'g2pl[ui]'`).
+matplotlib`, or `pip install '.[ui]'` in a g2pl checkout).
 """
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from g2pl.errors import G2PLError
+from g2pl.output_files import write_atomic
 
 
 def require_matplotlib() -> None:
@@ -17,8 +19,8 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise G2PLError("--plot needs matplotlib; install it with `pip install 'g2pl[ui]'` "
-                        "(or `pip install matplotlib`)", file="g2pl run") from None
+        raise G2PLError("--plot needs matplotlib; install it with `pip install matplotlib` "
+                        "(or, in a g2pl checkout, `pip install '.[ui]'`)", file="g2pl run") from None
 
 
 def check_plot_path(path: str | Path) -> None:
@@ -92,9 +94,11 @@ def plot_stats(stats: dict, path: str | Path, title: str | None = None) -> None:
         title = (f"{stats.get('entry') or 'program'}{graph}: {stats.get('supersteps', len(per))} supersteps, "
                  f"-O{stats.get('opt_level', '?')}, {stats.get('ranks', 1)} rank(s), {stats.get('time_s', 0):.3f} s")
     fig.suptitle(title, fontsize=10)
+    buf = io.BytesIO()
     try:
-        fig.savefig(path, dpi=110)
+        fig.savefig(buf, dpi=110, format=Path(path).suffix.lower().lstrip(".") or "png")
     except (OSError, ValueError) as e:
-        raise G2PLError(f"cannot write the plot: {e}", file=str(path)) from None
+        raise G2PLError(f"cannot draw the plot: {e}", file=str(path)) from None
     finally:
         plt.close(fig)
+    write_atomic(path, buf.getvalue())

@@ -63,8 +63,12 @@ def test_resume_refuses_a_different_run(tmp_path, graph):
         p.run(graph, args=args, seed=3, resume=str(d), renumber="degree")
     with pytest.raises(g2pl.G2PLError, match="program, entry differ"):
         g2pl.compile(ROOT / "programs" / "bfs.g2pl").run(graph, args=args, seed=3, resume=str(d))
+    (tmp_path / "empty").mkdir()
     with pytest.raises(g2pl.G2PLError, match="manifest.json is missing"):
         p.run(graph, args=args, seed=3, resume=str(tmp_path / "empty"))
+    with pytest.raises(g2pl.G2PLError, match="no such checkpoint directory"):
+        p.run(graph, args=args, seed=3, resume=str(tmp_path / "absent"))
+    assert not (tmp_path / "absent").exists()  # --resume never creates the directory
 
 
 CHILD = """
@@ -72,7 +76,7 @@ import sys, g2pl
 prog, graph_spec, d, every = sys.argv[1:5]
 g = g2pl.load_graph(graph_spec, seed=7)
 args = {"root": int(g.ids[g.src[0]])} if prog in ("sssp", "bfs") else {}
-res = g2pl.compile(f"{sys.argv[5]}/programs/{prog}.g2pl").run(
+res = g2pl.compile_file(f"{sys.argv[5]}/programs/{prog}.g2pl").run(
     g, args=args, seed=3, checkpoint=d, checkpoint_every=int(every), resume=d if len(sys.argv) > 6 else None)
 print(res.stats["supersteps"])
 """

@@ -414,7 +414,10 @@ def test_max_supersteps(tmp_path):
     assert "Traceback" not in p.stderr
     err_lines = [ln for ln in p.stderr.splitlines() if "error" in ln]
     assert len(err_lines) == 1 and "3" in err_lines[0] and "superstep" in err_lines[0], p.stderr
-    assert not out_json.exists() and not stats_json.exists()
+    assert not out_json.exists()  # no result is written as if the run had finished
+    stats = json.loads(stats_json.read_text())  # but what was measured is kept, marked as stopped
+    assert stats["stopped"]["reason"] == "max-supersteps" and stats["supersteps"] == 3
+    assert len(stats["per_superstep"]) == 3
 
 
 def test_max_supersteps_boundary(tmp_path, capsys):

@@ -52,7 +52,7 @@ GRAPH_IDS = [f"seed{s}-n{n}" for s, n in GRAPHS]
 
 @pytest.fixture(scope="module")
 def progs() -> dict[str, g2pl.Program]:
-    return {p: g2pl.compile(str(PROGRAM_DIR / f"{p}.g2pl")) for p in sorted(TESTED)}
+    return {p: g2pl.compile_file(PROGRAM_DIR / f"{p}.g2pl") for p in sorted(TESTED)}
 
 
 def pick_roots(t) -> list[int]:
@@ -241,7 +241,7 @@ def test_optimisation_levels_agree(prog, args):
         args = {"root": pick_roots(t)[0]}
     outs = {}
     for opt in (0, 1, 2):
-        p = g2pl.compile(str(PROGRAM_DIR / f"{prog}.g2pl"), opt=opt)
+        p = g2pl.compile_file(PROGRAM_DIR / f"{prog}.g2pl", opt=opt)
         outs[opt] = p.run(t.g, args, seed=3).values
     assert outs[0] == outs[2]
     assert outs[1] == outs[2]
@@ -398,7 +398,7 @@ def test_densest_prefers_clique():
     clique = [(a, b) for a in range(6) for b in range(a + 1, 6)]
     path = [(5, 6)] + [(i, i + 1) for i in range(6, 40)]
     g = from_edges([(7 * a + 3, 7 * b + 3) for a, b in clique + path])
-    prog = g2pl.compile(str(PROGRAM_DIR / "densest.g2pl"))
+    prog = g2pl.compile_file(PROGRAM_DIR / "densest.g2pl")
     assert prog.run(g)["R"] == [7 * a + 3 for a in range(6)]
 
 
@@ -414,7 +414,7 @@ def test_O0_messages_follow_the_naive_formula(prog, args):
     t = random_graph(61, 500)
     if args is None:
         args = {"root": pick_roots(t)[0]}
-    res = g2pl.compile(str(PROGRAM_DIR / f"{prog}.g2pl"), opt=0).run(t.g, args)
+    res = g2pl.compile_file(PROGRAM_DIR / f"{prog}.g2pl", opt=0).run(t.g, args)
     s = res.stats
     assert s["supersteps"] >= 2
     assert s["messages"] == (s["supersteps"] - 1) * 2 * t.g.m
@@ -425,7 +425,7 @@ def test_O0_messages_follow_the_naive_formula(prog, args):
 
 def test_O0_remote_reads_add_traffic():
     t = random_graph(62, 500)
-    s = g2pl.compile(str(PROGRAM_DIR / "pjcc.g2pl"), opt=0).run(t.g).stats
+    s = g2pl.compile_file(PROGRAM_DIR / "pjcc.g2pl", opt=0).run(t.g).stats
     assert s["messages"] > (s["supersteps"] - 1) * 2 * t.g.m
     assert sum(x["messages"] for x in s["per_superstep"]) == s["messages"]
 

@@ -457,12 +457,19 @@ class CodeGen:
 
     def variables(self) -> list[str]:
         """Python names of every program variable, temporary and pending remote request."""
-        out = [pyname(v) for v in self.proc.vars if not v.startswith("@") and v not in dict(self.proc.params)]
+        return list(self.variable_types())
+
+    def variable_types(self) -> dict[str, tuple[str, str]]:
+        """(kind, element type) of each variable of `variables()`; a pending remote request is
+        ("request", elem). A checkpoint is checked against these before it is resumed."""
+        params = dict(self.proc.params)
+        out = {pyname(v): (t.kind, t.elem) for v, t in self.proc.vars.items()
+               if not v.startswith("@") and v not in params}
         for st in self.plan.states:
             for x in st.exchange:
                 if isinstance(x.instr, ir.RemoteRead):
-                    out.append("rq" + pyname(x.instr.target))
-        return list(dict.fromkeys(out))
+                    out.setdefault("rq" + pyname(x.instr.target), ("request", self.proc.vars[x.instr.target].elem))
+        return out
 
     def module(self) -> str:
         plan = self.plan
@@ -494,6 +501,7 @@ class CodeGen:
             rand_sites=self.proc.rand_sites,
             state_lines=repr({s.id: s.lines() for s in plan.states}),
             variables=repr(tuple(self.variables())),
+            variable_types=repr(tuple(self.variable_types().values())),
             save_args=", ".join(self.variables()),
             prologue=prologue,
             states=states,

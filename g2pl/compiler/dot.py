@@ -17,6 +17,7 @@ from pathlib import Path
 from g2pl.compiler import ir
 from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan, describe_exchange, exchange_fields
 from g2pl.errors import G2PLError
+from g2pl.output_files import write_atomic
 
 WIDTH = 72  # characters per label line before wrapping
 
@@ -129,11 +130,12 @@ def find_dot() -> str:
 def render_svg(dot: str, path: str | Path) -> None:
     """Run `dot -Tsvg` on `dot` text, writing `path`."""
     exe = find_dot()
-    try:
-        proc = subprocess.run([exe, "-Tsvg", "-o", str(path)], input=dot, text=True, capture_output=True,
-                              timeout=120)
+    try:  # the SVG comes back on stdout and is written like every output (atomically, no links)
+        proc = subprocess.run([exe, "-Tsvg"], input=dot.encode(), capture_output=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise G2PLError(f"could not run Graphviz `dot`: {e}", file=str(path)) from None
     if proc.returncode != 0:
-        msg = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit status {proc.returncode}"
+        err = proc.stderr.decode(errors="replace").strip()
+        msg = err.splitlines()[-1] if err else f"exit status {proc.returncode}"
         raise G2PLError(f"Graphviz `dot` failed: {msg}", file=str(path))
+    write_atomic(path, proc.stdout)

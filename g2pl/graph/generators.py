@@ -45,8 +45,11 @@ def _forms() -> str:
 def _int_param(spec: str, form: str, what: str, text: str) -> int:
     if not _INT_RE.match(text):
         raise G2PLError(
-            f"bad generator spec '{spec}': {what} must be a non-negative integer, got '{text}' (expected {form})"
+            f"bad generator spec '{spec[:60]}': {what} must be a non-negative integer, got '{text[:40]}' "
+            f"(expected {form})"
         )
+    if len(text.lstrip("0")) > 18:
+        raise G2PLError(f"bad generator spec '{spec[:60]}...': {what} is far too large (expected {form})")
     return int(text)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import math
 import os
 import re
 import warnings
@@ -31,6 +32,7 @@ import numpy as np
 from g2pl.errors import G2PLError, G2PLRuntimeError
 from g2pl.graph.generators import GENERATOR_FORMS, generate, looks_like_generator, parse_generator
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
+from g2pl.graph.memory import check_declared
 
 EDGE_LIST_EXTS = (".txt", ".el", ".tsv", ".csv", ".edges")
 FORMAT_BY_EXT: dict[str, str] = {
@@ -324,6 +326,11 @@ def _scan(t: _Table, lo: int, hi: int, lineno: int, rows_before: int, out: list[
     return count
 
 
+def _short(tok: str) -> str:
+    """A token as shown in a message: long ones cut in the middle."""
+    return tok if len(tok) <= 40 else f"{tok[:16]}...{tok[-8:]}"
+
+
 def _id_error(tok: str, lo: int, hi: int, label: str, first: bool) -> str | None:
     """Message for a bad ID token, or None if it is fine."""
     if not _ID_RE.match(tok):
@@ -335,6 +342,10 @@ def _id_error(tok: str, lo: int, hi: int, label: str, first: bool) -> str | None
         if first:
             msg += " (a header line? start it with # to make it a comment)"
         return msg
+    digits = tok.lstrip("+-").lstrip("0")
+    if len(digits) > 19:  # beyond int64 (and Python will not even parse > 4300 digits)
+        return f"{label} {_short(tok)} ({len(digits)} digits) is too large" + (
+            " (IDs must be below 2^62)" if label == "vertex ID" else f" (expected {lo}..{hi - 1})")
     x = int(tok)
     if x < lo or x >= hi:
         if label == "vertex ID":
@@ -345,12 +356,12 @@ def _id_error(tok: str, lo: int, hi: int, label: str, first: bool) -> str | None
 
 def _weight_error(tok: str, what: str) -> str | None:
     if _NONFINITE_RE.match(tok):
-        return f"{what} '{tok}' is not a finite number"
+        return f"{what} '{_short(tok)}' is not a finite number"
     if not _FLOAT_RE.match(tok):
-        return f"bad {what} '{tok}': expected a number"
+        return f"bad {what} '{_short(tok)}': expected a number"
     x = float(tok)
     if x != x or x in (float("inf"), float("-inf")):
-        return f"{what} '{tok}' is not a finite number (overflows float64)"
+        return f"{what} '{_short(tok)}' is not a finite number (overflows float64)"
     if x < 0:
         return f"negative {what} {tok} ({what}s must be non-negative)"
     return None
@@ -499,12 +510,20 @@ def load_mtx(path: str, directed: bool = False) -> Graph:
             file=path,
             line=s_line,
         )
+    if any(len(x.lstrip("+0")) > 19 for x in stoks):
+        raise G2PLError(f"the size line '{_short(s_body.strip())}' declares a number too large for int64",
+                        file=path, line=s_line)
     nrows, ncols, nnz = (int(x) for x in stoks)
     nv = max(nrows, ncols)
     if nv == 0:
         raise G2PLError("the matrix is 0 x 0, so the graph has no vertices", file=path, line=s_line)
     if nv >= MAX_VERTEX_ID:
         raise G2PLError(f"matrix dimension {nv} is too large", file=path, line=s_line)
+    check_declared(path, vertices=nv, edges=nnz, line=s_line,
+                   what=f"its size line declares {nrows:,} x {ncols:,} with {nnz:,} entries")
+    if nnz > (len(data) - s_off) // 3 + 1:  # an entry line takes at least 3 bytes ("1 1")
+        raise G2PLError(f"the size line declares {nnz:,} entries, more than the {len(data):,}-byte file "
+                        "can hold", file=path, line=s_line)
     s_end = data.find(b"\n", s_off)
     first = None if s_end == -1 else _next_data_line(data, s_end + 1, s_line + 1)
     weighted = fld != "pattern"
@@ -551,11 +570,35 @@ def load_mtx(path: str, directed: bool = False) -> Graph:
     )
 
 
+def _check_npz_sizes(path: str) -> None:
+    """Refuse, from the .npy headers alone, an archive whose arrays are not plain numbers or whose
+    decompressed size cannot be loaded (a small file may declare gigabytes)."""
+    from g2pl.npz_check import npz_headers
+
+    try:
+        if not zipfile.is_zipfile(path):
+            return  # np.load below says what it is
+        with zipfile.ZipFile(path) as zf:
+            heads = npz_headers(zf)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise G2PLError(f"not a valid .npz file: {e}", file=path) from None
+    for key in ("src", "dst", "weight", "ids"):
+        h = heads.get(key)
+        if h is not None and h.dtype.kind not in "iuf":
+            raise G2PLError(f"array '{key}' must be numeric, got dtype {h.dtype}", file=path)
+    edges = max((math.prod(heads[k].shape) for k in ("src", "dst") if k in heads), default=0)
+    ids = math.prod(heads["ids"].shape) if "ids" in heads else 0
+    decompressed = sum(h.nbytes for h in heads.values())
+    check_declared(path, vertices=ids, edges=edges,
+                   what=f"its arrays declare {edges:,} edges ({decompressed / 2**30:.1f} GiB decompressed)")
+
+
 def load_npz(path: str, directed: bool = False) -> Graph:
     """NumPy archive with integer arrays `src`, `dst`, optional float `weight` and extra vertex `ids`."""
     if os.path.isdir(path):
         raise G2PLError("is a directory, not a graph file", file=path)
     arrays: dict[str, np.ndarray] = {}
+    _check_npz_sizes(path)
     try:
         obj = np.load(path, allow_pickle=False)
     except FileNotFoundError:

@@ -12,6 +12,7 @@ from g2pl.errors import G2PLError
 
 BYTES_PER_EDGE = 160  # raw edges, relabelling, sort buffers, src/dst/weight, two CSR directions
 BYTES_PER_TEXT_BYTE = 12  # an edge-list line is ~10-20 bytes and becomes one edge
+BYTES_PER_VERTEX = 48  # IDs, relabelling, two CSR row pointers
 
 
 def available_memory() -> int | None:
@@ -37,7 +38,7 @@ def estimate_bytes(spec) -> int:
             n, m = int(p["n"]), int(p["n"]) * int(p["k"]) // 2
         else:
             n, m = int(p["n"]), int(p["m"])
-        return m * BYTES_PER_EDGE + n * 48
+        return m * BYTES_PER_EDGE + n * BYTES_PER_VERTEX
     try:
         size = os.path.getsize(spec.path)
     except OSError:
@@ -54,3 +55,13 @@ def check_fits(spec) -> None:
         raise G2PLError(
             f"this graph needs about {need / 2**30:.1f} GiB to load, but only {have / 2**30:.1f} GiB of memory "
             "is available; use a smaller graph or more ranks on more machines", file=spec.spec)
+
+
+def check_declared(path: str, *, vertices: int, edges: int, what: str, line: int | None = None) -> None:
+    """Refuse a file whose header declares more vertices and edges than memory can hold, before
+    anything of that size is allocated (a 100-byte .mtx may declare 2e9 x 2e9)."""
+    need = edges * BYTES_PER_EDGE + vertices * BYTES_PER_VERTEX
+    have = available_memory()
+    if have is not None and need > have:
+        raise G2PLError(f"{what}: loading it needs about {need / 2**30:.1f} GiB, but only "
+                        f"{have / 2**30:.1f} GiB of memory is available", file=path, line=line)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from g2pl.errors import G2PLRuntimeError
+from g2pl.errors import G2PLRuntimeError, RunStopped
 from g2pl.runtime.checkpoint import Checkpointer, graph_digest
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.engine import Runtime, Stats
@@ -103,7 +103,7 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
         ident["graph"] = comm.bcast(graph_digest(graph) if comm.rank == 0 else None)
         ident["renumber"] = renumber or "none"  # saved vertex arrays are in the local order
         rt.attach_checkpointer(Checkpointer(checkpoint["dir"], checkpoint["every"], ident, comm,
-                                            checkpoint["resume"]))
+                                            checkpoint["resume"], module))
     rt.prepare()  # adjacency structures of this rank's part (loading), then the clock starts
     rt.stats.load_time_s = time.perf_counter() - t0
     rt.stats.backend = backend
@@ -115,6 +115,10 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
             raw = module.run(rt, argv)
         except MemoryError:
             raise G2PLRuntimeError("out of memory while running the program") from None
+        except RunStopped as stop:  # every rank stops at the same superstep: merge what was measured
+            stats = merge_stats(comm, rt)
+            stop.stats = dict(stats.as_dict(), stopped={"reason": stop.reason, "message": stop.message})
+            raise
     rt.finish()
     stats = merge_stats(comm, rt)
     if comm.rank != 0:

@@ -22,9 +22,10 @@ try:  # imported here, not in the first superstep that needs a CSR product
 except ImportError:  # pragma: no cover - scipy is a dependency; a pure-NumPy path remains
     _sp = None
 
-from g2pl.errors import G2PLRuntimeError
+from g2pl.errors import RunStopped
 from g2pl.runtime import alloc
 from g2pl.runtime import kernels as K
+from g2pl.runtime.checkpoint import encode_runtime
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.partition import LocalGraph, whole
 
@@ -1067,15 +1068,15 @@ class Runtime:
         if limit is not None and self.comm.allreduce_partials(
                 np.array([int(now - self._t_start > limit), 0], dtype=np.int64), (("or", "i"),))[0]:
             partial = self._partial()
-            self.finish()
-            raise G2PLRuntimeError(f"stopped after {now - self._t_start:.1f} s (--time-limit {limit:g}); "
-                                   f"the program had not finished ({partial})")
+            self.stats.time_s = now - self._t_start  # the supersteps run so far, no final one
+            raise RunStopped(f"stopped after {now - self._t_start:.1f} s (--time-limit {limit:g}); "
+                             f"the program had not finished ({partial})", reason="time-limit")
         if self.max_supersteps is not None and len(self.stats.per_superstep) + 1 > self.max_supersteps:
             partial = self._partial()
-            self.finish()
-            raise G2PLRuntimeError(
+            self.stats.time_s = now - self._t_start  # the supersteps run so far, no final one
+            raise RunStopped(
                 f"stopped after {self.max_supersteps} supersteps (--max-supersteps); the program had not "
-                f"finished ({partial})"
+                f"finished ({partial})", reason="max-supersteps"
             )
 
     def _partial(self) -> str:
@@ -1103,19 +1104,20 @@ class Runtime:
         ckpt = getattr(self, "_ckpt", None)
         if ckpt is None or not ckpt.resume_requested:
             return None
-        data = ckpt.load()
+        data = ckpt.load(self.lg)  # checked against the program and this rank's part (exit 2 if not)
         r = data["runtime"]
-        self.stats.per_superstep = [SuperstepStat(**x) for x in r["per_superstep"]]
+        self.stats.per_superstep = [SuperstepStat(*row) for row in r["per_superstep"]]
         self._rand_counts = list(r["rand_counts"])
         self._push_state = dict(r["push_state"])
         self.stats.directions = dict(r["directions"])
-        self.stats.edge_sets = dict(r.get("edge_sets", self.stats.edge_sets))
+        self.stats.edge_sets = dict(r["edge_sets"])
         self._ckpt_seen = len(self.stats.per_superstep)
         return data
 
     def restored(self, data: dict, names: tuple[str, ...]) -> tuple[int, tuple]:
         env = data["env"]
-        return data["state"], tuple(env[n] for n in names)
+        values = (env[n] for n in names)  # pending remote requests come back as their arrays
+        return data["state"], tuple(RemoteRequest(**v) if isinstance(v, dict) else v for v in values)
 
     def checkpoint_due(self) -> bool:
         ckpt = getattr(self, "_ckpt", None)
@@ -1128,14 +1130,9 @@ class Runtime:
         return ckpt.due(count)
 
     def checkpoint(self, state: int, names: tuple[str, ...], values: tuple) -> None:
-        runtime_state = {
-            "per_superstep": [vars(s) for s in self.stats.per_superstep],
-            "rand_counts": list(self._rand_counts),
-            "push_state": dict(self._push_state),
-            "directions": dict(self.stats.directions),
-            "edge_sets": dict(self.stats.edge_sets),
-        }
-        self._ckpt.save(len(self.stats.per_superstep), state, dict(zip(names, values)), runtime_state)
+        runtime_state = encode_runtime(self.stats.per_superstep, self._rand_counts, self._push_state,
+                                       self.stats.directions, self.stats.edge_sets)
+        self._ckpt.save(len(self.stats.per_superstep), state, names, values, runtime_state)
 
     # ------------------------------------------------------------ results
 
