@@ -200,9 +200,23 @@ def _mentions(entry: str, names: set[str]) -> bool:
     return any(re.search(r"(?<![\w$])" + re.escape(n) + r"(?![\w])", entry) for n in names)
 
 
+def _rows_by(rows: list[Row]) -> tuple[dict[int, list[Row]], dict[int, list[Row]]]:
+    """The rows of each state and of each source line, in row order: looked up per log entry, so a
+    long program's log is attached in linear time rather than scanning every row for every entry."""
+    by_state: dict[int, list[Row]] = {}
+    by_line: dict[int, list[Row]] = {}
+    for r in rows:
+        for sid in dict.fromkeys(s.id for s, _x in r.exchanges):
+            by_state.setdefault(sid, []).append(r)
+        for line in dict.fromkeys(r.lines):
+            by_line.setdefault(line, []).append(r)
+    return by_state, by_line
+
+
 def _attach_log(plan: Plan, rows: list[Row]) -> list[str]:
     """Give each pass-log entry to the statements it is about; returns the entries about none."""
     general = []
+    by_state, by_line = _rows_by(rows)
     for entry in plan.log:
         m = re.match(r"(\w+): (line|state) (\d+): ", entry)
         if not m:
@@ -210,9 +224,9 @@ def _attach_log(plan: Plan, rows: list[Row]) -> list[str]:
             continue
         what, n = m.group(2), int(m.group(3))
         if what == "state":
-            hit = [r for r in rows if any(s.id == n for s, _x in r.exchanges)]
+            hit = by_state.get(n, [])
         else:
-            at_line = [r for r in rows if n in r.lines]
+            at_line = by_line.get(n, [])
             hit = [r for r in at_line if _mentions(entry, r.defs)] or at_line
         for r in hit:
             r.opts.append(entry)
