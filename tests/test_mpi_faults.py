@@ -6,6 +6,7 @@ on stdout (`--output -` must stay clean). Skipped where mpi4py or mpiexec is mis
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -178,7 +179,10 @@ def test_killed_rank_is_named_and_stdout_stays_clean() -> None:
     assert time.monotonic() - t0 < 5
     assert rc == 1
     assert out == ""
-    assert err.strip().splitlines() == ["g2pl run: error: rank 1 was killed by signal 9 (SIGKILL); the run was stopped"]
+    # the cause comes from the dead rank's zombie or hydra's banner; under heavy load both can miss it
+    # (the rank is reaped at once, the banner names a rank hydra killed itself): the rank is still named
+    assert err.strip().splitlines() in (["g2pl run: error: rank 1 was killed by signal 9 (SIGKILL); the run was stopped"],
+                                        ["g2pl run: error: rank 1 died unexpectedly; the run was stopped"]), err
     assert gone(ranks.values())
 
 
@@ -251,4 +255,41 @@ def test_outer_mpiexec_stopped_rank_ends_after_time_limit() -> None:
     assert rc != 0
     assert "g2pl run: error: rank 0: --time-limit 2 exceeded" in err
     assert time.monotonic() - t0 < limit + watchdog_grace(limit) + 5
+    assert gone(ranks.values())
+
+
+@needs_mpi
+def test_output_dash_is_plain_json_on_success() -> None:
+    proc = subprocess.run([sys.executable, "-m", "g2pl.cli", "run", PAGERANK, "--graph", "kron:8", "--arg", "iters=3",
+                           "--arg", "damping=0.85", "--np", "2", "--output", "-"],
+                          env=env(), cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)  # nothing of mpiexec's mixed in
+    assert "Traceback" not in proc.stderr and "error" not in proc.stderr
+
+
+@needs_mpi
+def test_silent_exit_of_a_rank_is_named(tmp_path: Path) -> None:
+    """A rank that ends with a status of its own and no message (here os._exit(3) from a sitecustomize)."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os, threading, time\n"
+        "if os.environ.get('PMI_RANK') == '1' and os.environ.get('G2PL_RUN_DIR'):\n"
+        "    threading.Thread(target=lambda: (time.sleep(2), os._exit(3)), daemon=True).start()\n")
+    e = env()
+    e["PYTHONPATH"] += os.pathsep + str(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "g2pl.cli", "run", PAGERANK, *FOREVER, "--np", "2", "--output", "-"],
+                          env=e, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "g2pl run: error: rank 1 exited with status 3 without a message; the run was stopped"]
+
+
+@needs_mpi
+def test_sigterm_to_g2pl_run_stops_the_job() -> None:
+    proc = start(PAGERANK, *FOREVER, "--np", "2")
+    ranks = wait_for(lambda: (r := rank_pids(proc.pid)) and len(r) == 2 and r)
+    os.kill(proc.pid, signal.SIGTERM)
+    rc, out, err = finish(proc)
+    assert rc == 128 + signal.SIGTERM and out == ""
+    assert err.strip().splitlines() == ["g2pl run: stopped by SIGTERM"]
     assert gone(ranks.values())

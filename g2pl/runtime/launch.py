@@ -90,7 +90,7 @@ def relaunch(n: int, argv: list[str], time_limit: float | None = None) -> int:
         entry = "from g2pl.runtime.launch import rank_main; rank_main()"
         cmd = [exe, "-n", str(n), *py, "-c", entry, *argv]
         limit = time_limit if time_limit is not None and time_limit > 0 else None
-        return _Supervisor(cmd, env, Path(run_dir), limit).run()
+        return _Supervisor(n, cmd, env, Path(run_dir), limit).run()
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -108,8 +108,9 @@ def _rank_env(run_dir: str) -> dict[str, str]:
 class _Supervisor:
     """One supervised mpiexec job: started in `run`, watched every POLL_S seconds, killed if need be."""
 
-    def __init__(self, cmd: list[str], env: dict[str, str], run_dir: Path, limit: float | None) -> None:
-        self.cmd, self.env, self.run_dir, self.limit = cmd, env, run_dir, limit
+    def __init__(self, n: int, cmd: list[str], env: dict[str, str], run_dir: Path, limit: float | None) -> None:
+        self.n, self.cmd, self.env, self.run_dir, self.limit = n, cmd, env, run_dir, limit
+        self.proc: subprocess.Popen | None = None
         self.signals: list[int] = []  # SIGINT/SIGTERM/SIGHUP received, in order
         self.pids: dict[int, int] = {}  # rank -> PID, from the ranks' files
         self.deaths = _DeathWatch(self.pids, self._learn_pids)
@@ -176,7 +177,8 @@ class _Supervisor:
         return over if over > watchdog_grace(self.limit) else None
 
     def _learn_pids(self) -> None:
-        """Learn the PIDs of ranks that wrote their file since the last look."""
+        """Learn the PIDs of new ranks: from the files they write, or, for ranks still starting (or
+        killed before they could write it), from the processes below mpiexec and their PMI_RANK."""
         for p in self.run_dir.glob("rank*.pid"):
             rank = int(p.stem[4:])
             if rank not in self.pids:
@@ -184,6 +186,9 @@ class _Supervisor:
                     self.pids[rank] = int(p.read_text())
                 except (OSError, ValueError):
                     continue
+        if len(self.pids) < self.n and self.proc is not None:
+            for rank, pid in _ranks_below(self.proc.pid).items():
+                self.pids.setdefault(rank, pid)
 
     def _stopped_ranks(self) -> list[tuple[int, int]]:
         """(rank, PID) of the ranks that are stopped (SIGSTOP, a debugger): why nothing moves."""
@@ -209,22 +214,28 @@ class _Supervisor:
         if rc == 0:
             return 0
         self._learn_pids()
-        first = self.deaths.first()
-        banner = self.out.banner_info()
-        if banner is not None:
-            pid, code, sig = banner
-            how = f"was killed by signal {sig} ({signal_name(sig)})" if sig else f"exited with status {code}"
-            if first is not None and self.pids.get(first) != pid:
-                # hydra names the first rank in its list that ended badly, which can be one it killed
-                # itself while cleaning up; the rank seen dying first is the one that failed
-                how, pid = "died unexpectedly", self.pids[first]
-            print(f"{_ERR} {self._who(pid)} {how}; the run was stopped", file=sys.stderr)
-            return 1
         if any(self._exit_status(r) not in (None, 0) for r in list(self.pids)):
             return rc  # a rank reported its own error (printed once) before the job ended
-        who = f"rank {first}" if first is not None else "an MPI process"
-        print(f"{_ERR} {who} exited with status {rc} without a message; the run was stopped", file=sys.stderr)
+        print(f"{_ERR} {self._what_happened(rc)}; the run was stopped", file=sys.stderr)
         return 1
+
+    def _what_happened(self, rc: int) -> str:
+        """'rank 1 was killed by signal 9 (SIGKILL)' and the like, from the best evidence at hand.
+
+        First choice: the rank seen dying first, with the wait status read from its zombie. hydra's
+        banner comes next: it names the first rank *in its list* that ended badly, which under load
+        can be a rank hydra killed itself while cleaning up after the real failure."""
+        first = self.deaths.first()
+        if first is not None and first in self.deaths.status:
+            return f"rank {first} {_how(self.deaths.status[first])}"
+        banner = self.out.banner_info()
+        if banner is not None and (first is None or self.pids.get(first) == banner[0]):
+            pid, code, sig = banner
+            return f"{self._who(pid)} " + (f"was killed by signal {sig} ({signal_name(sig)})" if sig
+                                           else f"exited with status {code}")
+        if first is not None:
+            return f"rank {first} died unexpectedly" if banner else f"rank {first} exited with status {rc} without a message"
+        return f"an MPI process exited with status {rc} without a message"
 
     def _who(self, pid: int) -> str:
         """'rank 1' for a rank's PID, 'a rank (PID 123)' for one that died before saying which it was."""
@@ -251,11 +262,19 @@ class _DeathWatch:
     def __init__(self, pids: dict[int, int], learn: Callable[[], None]) -> None:
         self.pids, self.learn = pids, learn
         self.groups: list[list[int]] = []  # ranks found dead together, earliest first
+        self.status: dict[int, int] = {}  # rank -> wait status, read from the zombie before it is reaped
         self.stop = threading.Event()
 
     def first(self) -> int | None:
-        """The rank that died first, when it died alone; None if unknown."""
-        return self.groups[0][0] if self.groups and len(self.groups[0]) == 1 else None
+        """The rank that died first; None if unknown. Of ranks found dead together, the one that did
+        not die from SIGKILL when the others did (hydra cleans up with SIGKILL)."""
+        if not self.groups:
+            return None
+        group = self.groups[0]
+        if len(group) == 1:
+            return group[0]
+        other = [r for r in group if r in self.status and self.status[r] != signal.SIGKILL]
+        return other[0] if len(other) == 1 else None
 
     def run(self) -> None:
         poller = select.poll()
@@ -270,6 +289,10 @@ class _DeathWatch:
                         seen.add(rank)
                         self._watch(poller, fds, polled, rank, pid)
                 dead = [fds[fd] for fd, _ in poller.poll(50)]
+                for r in dead:
+                    code = _zombie_status(self.pids[r])
+                    if code is not None:
+                        self.status[r] = code
                 dead += [r for r, pid in polled.items() if _proc_state(pid) in (None, "Z", "X")]
                 for fd in [fd for fd, r in fds.items() if r in dead]:
                     poller.unregister(fd)
@@ -301,6 +324,49 @@ def _stopped_words(stopped: list[tuple[int, int]]) -> str:
         return " (a rank is not answering)"
     names = ", ".join(f"rank {r} (PID {pid})" for r, pid in stopped)
     return f": {names} {'is' if len(stopped) == 1 else 'are'} stopped and not answering"
+
+
+def _how(status: int) -> str:
+    """'was killed by signal 9 (SIGKILL)' or 'exited with status 3' for a wait status."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return f"was killed by signal {sig} ({signal_name(sig)})"
+    return f"exited with status {os.WEXITSTATUS(status)} without a message"
+
+
+def _zombie_status(pid: int) -> int | None:
+    """The wait status of process `pid` if it is a zombie not yet reaped by its parent (field 52 of
+    /proc/PID/stat, Linux >= 3.5), else None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()
+    if fields[:1] != ["Z"] or len(fields) < 50:
+        return None
+    return int(fields[49])
+
+
+def _ranks_below(pid: int) -> dict[int, int]:
+    """rank -> PID of the MPI processes among the descendants of `pid` (their PMI_RANK), Linux /proc."""
+    out: dict[int, int] = {}
+    todo = [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            try:
+                kids = [int(x) for x in (task / "children").read_text().split()]
+            except (OSError, ValueError):
+                continue
+            todo += kids
+            for kid in kids:
+                try:
+                    env = Path(f"/proc/{kid}/environ").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                rank = [e[9:] for e in env if e.startswith(b"PMI_RANK=")]
+                if rank and rank[0].isdigit():
+                    out[int(rank[0])] = kid
+    return out
 
 
 def _proc_state(pid: int) -> str | None:
