@@ -189,6 +189,17 @@ def test_npz_declaring_huge_arrays_is_refused_before_reading(tmp_path, capsys):
     assert rc == 2 and "would take" in err, err
 
 
+def test_checkpoints_are_never_written_through_planted_links(tmp_path):
+    d = tmp_path / "ck"
+    d.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (d / "ss2").symlink_to(elsewhere)
+    with pytest.raises(G2PLError, match="not a plain directory"):
+        g2pl.compile(PJCC).run(g2pl.load_graph(GRAPH, seed=1), seed=1, checkpoint=str(d), checkpoint_every=2)
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_resume_and_checkpoint_directory_arguments(tmp_path, capsys):
     base = ["run", PJCC, "--graph", GRAPH, "--quiet"]
     rc, _, err = call(g2pl_main, [*base, "--resume", tmp_path / "absent"], capsys)

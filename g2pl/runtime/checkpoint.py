@@ -393,6 +393,9 @@ class Checkpointer:
     def save(self, superstep_count: int, state: int, names: tuple[str, ...], values: tuple, runtime: dict) -> None:
         sub = self.dir / f"ss{superstep_count}"
         if self.comm.rank == 0:
+            if sub.is_symlink() or (sub.exists() and not sub.is_dir()):  # planted: never written through
+                raise G2PLError(f"{sub.name} in the checkpoint directory is not a plain directory; "
+                                "refusing to write through it", file=str(self.dir))
             sub.mkdir(parents=True, exist_ok=True)
         self.comm.barrier()
         env, arrays = encode_env(names, values)
