@@ -6,6 +6,7 @@
     res["Level"], res.stats["supersteps"]
 """
 
+import g2pl._ctrl_c  # noqa: F401 - first: Ctrl-C while the `g2pl` command imports is one line, not a traceback
 from g2pl.api import Program, Result, compile, compile_file, load_graph  # noqa: A004
 from g2pl.errors import G2PLError, G2PLRuntimeError
 from g2pl.graph import Graph

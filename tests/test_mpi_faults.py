@@ -215,6 +215,27 @@ def test_ctrl_c_is_one_line_every_time() -> None:
 
 
 @needs_mpi
+def test_ctrl_c_while_the_command_starts() -> None:
+    """The `g2pl` console script interrupted while it imports NumPy and the compiler (g2pl/_ctrl_c.py),
+    then while it hands over to the supervisor: never a traceback. From 0.25 s on, so that Python
+    itself has started (before that, SIGINT ends the interpreter silently)."""
+    script = Path(sys.executable).parent / "g2pl"
+    if not script.exists():
+        pytest.skip("no g2pl console script next to this Python")
+    bad = []
+    for i in range(10):
+        proc = subprocess.Popen([str(script), "run", PAGERANK, *FOREVER, "--np", "2"], env=env(), cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        time.sleep(0.25 + 0.08 * i)
+        os.killpg(proc.pid, signal.SIGINT)
+        rc, out, err = finish(proc)
+        lines = err.strip().splitlines()
+        if rc != 130 or len(lines) != 1 or not lines[0].endswith("interrupted") or out:
+            bad.append((i, rc, out, err))
+    assert not bad, f"{len(bad)} of 10 runs not clean: {bad[:3]}"
+
+
+@needs_mpi
 def test_stopped_rank_cannot_outlive_time_limit() -> None:
     limit = 3.0
     proc = start(PAGERANK, *FOREVER, "--np", "2", "--time-limit", str(limit))

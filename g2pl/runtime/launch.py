@@ -148,9 +148,11 @@ class _Supervisor:
         while True:
             try:
                 self.proc.wait(timeout=POLL_S)
-                return None
+                ended = True
             except subprocess.TimeoutExpired:
-                pass
+                ended = False
+            # a Ctrl-C the instant mpiexec starts (before it has its own process group) kills it too:
+            # still an interruption, not a failure
             if self.signals:
                 sig = self.signals[0]
                 self._kill()
@@ -158,6 +160,8 @@ class _Supervisor:
                 print(f"g2pl run: {word}", file=sys.stderr)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 return 128 + sig
+            if ended:
+                return None
             over = self._overdue()
             if over is not None:
                 stopped = self._stopped_ranks()
@@ -235,6 +239,8 @@ class _Supervisor:
                                            else f"exited with status {code}")
         if first is not None:
             return f"rank {first} died unexpectedly" if banner else f"rank {first} exited with status {rc} without a message"
+        if rc < 0:
+            return f"mpiexec was killed by signal {-rc} ({signal_name(-rc)})"
         return f"an MPI process exited with status {rc} without a message"
 
     def _who(self, pid: int) -> str:
