@@ -11,6 +11,7 @@ subset runs them as real processes to check exit statuses end to end.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -468,7 +469,11 @@ def test_failed_run_writes_no_output_or_stats(tmp_path, capsys, case):
     rc, _, err = call(g2pl_main, [*argv, "--output", out_json, "--stats", stats_json], capsys)
     assert rc == (1 if case == "runtime" else 2), err
     check_one_error(err)
-    assert not out_json.exists() and not stats_json.exists()
+    assert not out_json.exists()
+    if case == "runtime":  # stopped by a limit: no result, but what was measured is kept, marked as stopped
+        assert json.loads(stats_json.read_text())["stopped"]["reason"] == "max-supersteps"
+        stats_json.unlink()
+    assert not stats_json.exists()
     assert set(tmp_path.iterdir()) == before, "a failed run left files behind"
 
 
@@ -529,7 +534,9 @@ def test_e2e_exit_status(tmp_path, argv, status, fragment):
     head = check_one_error(p.stderr)
     assert fragment.format(dir=tmp_path) in p.stderr, p.stderr
     assert head
-    assert not (tmp_path / "o.json").exists() and not (tmp_path / "s.json").exists()
+    assert not (tmp_path / "o.json").exists()
+    # only a run stopped by a limit keeps its partial statistics
+    assert (tmp_path / "s.json").exists() == ("--max-supersteps" in argv and status == 1)
 
 
 def test_e2e_g2plc_bad_flag(tmp_path):

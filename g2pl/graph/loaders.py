@@ -585,7 +585,8 @@ def _check_npz_sizes(path: str) -> None:
     for key in ("src", "dst", "weight", "ids"):
         h = heads.get(key)
         if h is not None and h.dtype.kind not in "iuf":
-            raise G2PLError(f"array '{key}' must be numeric, got dtype {h.dtype}", file=path)
+            raise G2PLError(f"not a valid .npz graph: array '{key}' must be numeric, got dtype {h.dtype} "
+                            "(object arrays are never loaded)", file=path)
     edges = max((math.prod(heads[k].shape) for k in ("src", "dst") if k in heads), default=0)
     ids = math.prod(heads["ids"].shape) if "ids" in heads else 0
     decompressed = sum(h.nbytes for h in heads.values())
