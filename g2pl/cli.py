@@ -17,9 +17,8 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from g2pl.compiler.passes import PASS_NAMES as PASS_CHOICES  # the pipeline's own list
 from g2pl.errors import G2PLError, RunStopped
-
-PASS_CHOICES = ("reuse", "merge", "reorder", "prune", "pack", "direction", "edgeset")
 
 # With several MPI ranks, errors every rank meets alike (bad program, arguments, graph) print on rank 0 only.
 _QUIET_RANK = False
