@@ -143,25 +143,6 @@ class _ExGen:
             return f"rt.rand({e.site}, 'A', adj, _E)"
         return f"rt.rand({e.site}, {self.dom!r})"
 
-    def prologue(self) -> list[str]:
-        """Lines that fetch per-adjacency-entry reads (message fields, receiver and edge values)."""
-        out = []
-        nbr = [(var, local) for (var, pos), local in self.adj_reads.items() if pos == "nbr"]
-        if nbr:
-            exts = [f"_x{i}" for i in range(len(nbr))]
-            arrays = ", ".join(pyname(v) for v, _ in nbr)
-            names = ", ".join(repr(v) for v, _ in nbr)
-            out.append(f"{', '.join(exts)}, = rt.exchange_fields(({arrays},), ({names},))  "
-                       f"# message fields {', '.join(_comment(v) for v, _ in nbr)}")
-            for x, (_v, local) in zip(exts, nbr):
-                out.append(f"{local} = {x}[adj.nbr]")
-        for (var, pos), local in self.adj_reads.items():
-            if pos == "self":
-                out.append(f"{local} = rt.at_receiver({pyname(var)}, adj)")
-            elif pos == "edge":
-                out.append(f"{local} = rt.at_edge({pyname(var)}, adj)")
-        return out
-
 
 class _AtExGen(_ExGen):
     """Renders a V/E expression at the elements `_i` only (every array read indexed by `_i`)."""
@@ -230,12 +211,10 @@ class CodeGen:
         text = self.src[line - 1].strip() if 1 <= line <= len(self.src) else ""
         return f"# L{line}: {_comment(text)}"
 
-    def ex(self, e: ir.Ex | None, dom: str) -> tuple[str, list[str]]:
-        if e is None:
-            return "None", []
-        g = _ExGen(dom)
-        s = g(e)
-        return s, g.prologue()
+    def ex(self, e: ir.Ex | None, dom: str) -> str:
+        """A scalar, vertex or edge expression (domain A is rendered by the NbrReduce code)."""
+        assert dom in ("S", "V", "E"), dom
+        return "None" if e is None else _ExGen(dom)(e)
 
     def elem_of(self, var: str) -> str:
         return self.proc.vars[var].elem
@@ -246,7 +225,7 @@ class CodeGen:
         return getattr(self, "_instr_" + type(i).__name__)(i)
 
     def _instr_Compute(self, i: ir.Compute) -> list[str]:
-        s, pro = self.ex(i.ex, i.dom)
+        s = self.ex(i.ex, i.dom)
         elem = self.elem_of(i.target)
         conv = {"S": "rt.scalar", "V": "rt.as_v", "E": "rt.as_e"}[i.dom]
         line = f"{pyname(i.target)} = {conv}({s}, {elem!r})"
@@ -255,18 +234,18 @@ class CodeGen:
             m = pyname(i.ex.args[0].var)
             line = (f"{pyname(i.target)} = {conv}({s}, {elem!r}) if (_i := rt.members_if_few({m})) is None "
                     f"else rt.bools_at(_i, {_AtExGen(i.dom)(rest)}, {i.dom!r})  # sparse {_comment(i.ex.args[0].var)}")
-        return pro + [line]
+        return [line]
 
     def _instr_MarkEndpoints(self, i: ir.MarkEndpoints) -> list[str]:
-        s, pro = self.ex(i.mask, "E")
-        return pro + [f"{pyname(i.target)} = rt.mark_endpoints({s}, {i.sides!r})"]
+        s = self.ex(i.mask, "E")
+        return [f"{pyname(i.target)} = rt.mark_endpoints({s}, {i.sides!r})"]
 
     def _instr_NbrReduce(self, i: ir.NbrReduce) -> list[str]:
         lines = [f"adj = rt.adj(out={i.out})"]
         send = None
         if i.send is not None:  # prune: the sender-side condition, evaluated by each sender
-            src, pro = self.ex(at_sender(i.send), "V")
-            lines += pro + [f"_send = {src}  # only these vertices send (prune)"]
+            src = self.ex(at_sender(i.send), "V")
+            lines += [f"_send = {src}  # only these vertices send (prune)"]
             send = "_send"
         if _sender_only(i.value) and _sender_only(i.mask):
             lines += self._nbr_sender_side(i, send)
@@ -295,11 +274,11 @@ class CodeGen:
             for role, ex in (("value", i.value), ("mask", i.mask)):
                 if ex is None:
                     continue
-                src, pro = self.ex(at_sender(ex), "V")
+                src = self.ex(at_sender(ex), "V")
                 if not _varies(ex):
                     exts[role] = src
                     continue
-                lines += pro + [f"_{role} = {src}  # computed by each sender"]
+                lines += [f"_{role} = {src}  # computed by each sender"]
                 arrays.append(f"_{role}")
                 names.append(f"{i.target}.{role}")
                 exts[role] = f"_x{len(arrays) - 1}"
@@ -325,8 +304,8 @@ class CodeGen:
             lines.append(f"_E = rt.active_entries(adj, {pres}, {self.site()})  # push from few senders, else pull")
             push = ", entries=_E"
         if i.recv is not None:
-            src, pro = self.ex(i.recv, "V")
-            lines += pro + [f"_recv = {src}  # only these receivers use the result: the pull skips the rest"]
+            src = self.ex(i.recv, "V")
+            lines += [f"_recv = {src}  # only these receivers use the result: the pull skips the rest"]
             push += ", recv=_recv"
         lines.append(f"{pyname(i.target)} = rt.nbr_combine({i.op!r}, {val}, {mask or 'None'}, adj, {i.elem!r}{push})")
         return lines
@@ -367,9 +346,8 @@ class CodeGen:
         return lines
 
     def _instr_GlobalReduce(self, i: ir.GlobalReduce) -> list[str]:
-        val, p1 = self.ex(i.value, i.dom)
-        mask, p2 = self.ex(i.mask, i.dom)
-        return p1 + p2 + [
+        val, mask = self.ex(i.value, i.dom), self.ex(i.mask, i.dom)
+        return [
             f"h_{pyname(i.target)} = rt.aggregate({i.op!r}, {val}, {mask}, {i.dom!r}, {i.elem!r})"
         ]
 
@@ -380,8 +358,8 @@ class CodeGen:
                  f"({', '.join(repr(v) for v in vars_)},))  # vertex values for edge endpoints"]
         need = "None"
         if self.plan.prune and i.need is not None:
-            need, pro = self.ex(i.need, "E")
-            lines += pro + [f"_need = {need}  # the values are only used along these edges"]
+            need = self.ex(i.need, "E")
+            lines += [f"_need = {need}  # the values are only used along these edges"]
             need = "_need"
         if self.plan.prune:
             lines.append(f"rt.count_messages(None, edges={need})")
@@ -394,16 +372,15 @@ class CodeGen:
         return lines
 
     def _instr_RemoteMark(self, i: ir.RemoteMark) -> list[str]:
-        idx, p1 = self.ex(i.index, i.dom)
-        mask, p2 = self.ex(i.mask, i.dom)
-        return p1 + p2 + [f"{pyname(i.target)} = rt.remote_mark({idx}, {mask}, {i.dom!r})"]
+        idx, mask = self.ex(i.index, i.dom), self.ex(i.mask, i.dom)
+        return [f"{pyname(i.target)} = rt.remote_mark({idx}, {mask}, {i.dom!r})"]
 
     def remote_read(self, i: ir.RemoteRead, phase: str) -> list[str]:
         req = "rq" + pyname(i.target)
         if phase == "request":
-            idx, pro = self.ex(i.index, i.dom)
+            idx = self.ex(i.index, i.dom)
             conv = "rt.as_v" if i.dom == "V" else "rt.as_e"
-            return pro + [f"{req} = rt.remote_request({conv}({idx}, 'vid'))"]
+            return [f"{req} = rt.remote_request({conv}({idx}, 'vid'))"]
         return [f"{pyname(i.target)} = rt.remote_reply({pyname(i.var)}, {req}, {i.elem!r})"]
 
     # ---- states
@@ -444,7 +421,7 @@ class CodeGen:
         if isinstance(t, Goto):
             return [f"state = {t.target}", "continue"]
         if isinstance(t, Branch):
-            c, _ = self.ex(t.cond, "S")
+            c = self.ex(t.cond, "S")
             return [self.line_comment(t.line), f"state = {t.then} if {c} else {t.other}", "continue"]
         assert isinstance(t, Halt)
         if t.ret is None:

@@ -347,7 +347,6 @@ class ProcIR:
     rand_sites: int = 0
     source_lines: list[str] = field(default_factory=list)
     file: str = "<input>"
-    directed_only: bool = False  # uses outnvals
 
 
 # ---------------------------------------------------------------- printing

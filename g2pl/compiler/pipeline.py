@@ -35,7 +35,7 @@ class Compilation:
     python: str
     opt: int
     disable: tuple[str, ...]
-    pass_times: dict[str, float] = field(default_factory=dict)
+    pass_times: dict[str, float] = field(default_factory=dict)  # stage -> seconds, in order (--time-passes)
 
     def plan_text(self) -> str:
         return render(self.plan)
@@ -62,22 +62,28 @@ AfterPass = Callable[[str, "ir.ProcIR | Plan"], None]
 @deep_stack
 def compile_module(module: A.Module, entry: str, opt: int = 2, disable: tuple[str, ...] = (),
                    after_pass: AfterPass | None = None) -> Compilation:
-    """Lower, optimize, plan and generate one procedure (on a deep stack: see `g2pl.compiler.limits`)."""
+    """Lower, optimize, plan and generate one procedure (on a deep stack: see `g2pl.compiler.limits`).
+
+    The time each stage took (lowering, every pass run, planning) is kept in `pass_times`."""
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
     proc = flatten(lower_procedure(module, module.procedures[entry]))
+    times["lower"] = time.perf_counter() - t0
     if after_pass:
         after_pass("lower", proc)
     passes = selected(opt, tuple(disable))
     log: list[str] = []
-    times: dict[str, float] = {}
     for p in (p for p in passes if p.stage == "ir"):
         t0 = time.perf_counter()
         proc = p.run(proc, log)
         times[p.name] = time.perf_counter() - t0
         if after_pass:
             after_pass(p.name, proc)
+    t0 = time.perf_counter()
     plan = build_plan(proc)
     plan.opt_level = opt
     plan.log = log
+    times["plan"] = time.perf_counter() - t0
     if after_pass:
         after_pass("plan", plan)
     for p in (p for p in passes if p.stage == "plan"):

@@ -16,11 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-
-try:  # imported here, not in the first superstep that needs a CSR product
-    import scipy.sparse as _sp
-except ImportError:  # pragma: no cover - scipy is a dependency; a pure-NumPy path remains
-    _sp = None
+import scipy.sparse as _sp  # imported here, not in the first superstep that needs a CSR product
 
 from g2pl.errors import RunStopped
 from g2pl.runtime import alloc
@@ -77,11 +73,8 @@ class Adjacency:
         return self._reverse
 
     def matrix(self, kind: str):
-        """The adjacency as a SciPy CSR matrix (rows: receivers, columns: ext senders), or None."""
+        """The adjacency as a SciPy CSR matrix (rows: receivers, columns: ext senders)."""
         if kind not in self._mats:
-            if _sp is None:  # pragma: no cover
-                self._mats[kind] = None
-                return None
             dt = np.float64 if kind == "f" else np.int64
             self._mats[kind] = _sp.csr_matrix((np.ones(len(self.nbr), dtype=dt), self.nbr, self._indptr),
                                              shape=(self.seg.n, self._n_ext))
@@ -255,7 +248,6 @@ class Runtime:
             off += ELEM_SIZE[elem]
         need_in, need_out = getattr(module, "NAIVE_DIRECTIONS", (True, False))
         self._directions = (bool(need_in), bool(need_out))
-        self._adj: dict[bool, Adjacency] = {}
         self._rand_counts = [0] * int(getattr(module, "RAND_SITES", 0))
         # naive (-O0) broadcast: every vertex sends one record along every adjacency entry it has
         if lg.directed:
@@ -325,14 +317,13 @@ class Runtime:
         out = bool(out) and self.lg.directed
         if not hasattr(self.lg, "_adj_cache"):  # kept on the graph part: later runs reuse matrices
             self.lg._adj_cache = {}
-        self._adj = self.lg._adj_cache
-        a = self._adj.get(out)
+        a = self.lg._adj_cache.get(out)
         if a is None:
             lg = self.lg
             csr = {True: (lg.out_indptr, lg.out_nbr, lg.out_eid), False: (lg.in_indptr, lg.in_nbr, lg.in_eid)}
             reverse = csr[not out] if lg.n_ext == lg.n else None  # one rank: the other direction is the transpose
             a = Adjacency(*csr[out], lg.ext_ids, reverse)
-            self._adj[out] = a
+            self.lg._adj_cache[out] = a
         return a
 
     # ------------------------------------------------------------ conversions
@@ -742,18 +733,16 @@ class Runtime:
             return cnt if op == "count" else cnt * np.int64(value)
         if op in ("count", "avg", "sum"):
             kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
-            A = adj.matrix(kind)
-            if A is not None:
-                dt = np.float64 if kind == "f" else np.int64
-                xs = v.astype(dt, copy=False)
-                if msk is not None:
-                    xs = K.select(msk, xs, dt(0))
-                total = A @ xs
-                if op == "sum":
-                    return total.astype(K.DTYPES[elem], copy=False)
-                cnt = adj.seg.counts if msk is None else adj.matrix("i") @ msk.astype(np.int64)
-                with np.errstate(all="ignore"):
-                    return np.where(cnt == 0, np.nan, total / np.maximum(cnt, 1))
+            dt = np.float64 if kind == "f" else np.int64
+            xs = v.astype(dt, copy=False)
+            if msk is not None:
+                xs = K.select(msk, xs, dt(0))
+            total = adj.matrix(kind) @ xs
+            if op == "sum":
+                return total.astype(K.DTYPES[elem], copy=False)
+            cnt = adj.seg.counts if msk is None else adj.matrix("i") @ msk.astype(np.int64)
+            with np.errstate(all="ignore"):
+                return np.where(cnt == 0, np.nan, total / np.maximum(cnt, 1))
         if op in ("min", "max") and elem in ("int", "float", "vid") and v.dtype.kind in "iuf":
             return self._pull_minmax(op, v, msk, adj, elem)
         if op in ("argmin", "argmax") and v.dtype.kind in "iub":
