@@ -173,32 +173,19 @@ def _sparse_conjunction(i: ir.Compute) -> ir.Ex | None:
 
 def at_sender(e: ir.Ex) -> ir.Ex:
     """A sender-only domain-A expression rewritten over the sender's own vertex (nbr -> here)."""
-    if isinstance(e, ir.Load) and e.pos == "nbr":
-        return ir.Load(e.elem, e.span, e.var, e.kind, "here")
-    if isinstance(e, ir.Ids) and e.pos == "nbr":
-        return ir.Ids(e.elem, e.span, "here")
-    if isinstance(e, ir.Op):
-        return ir.Op(e.elem, e.span, e.op, tuple(at_sender(a) for a in e.args))
-    if isinstance(e, ir.Where):
-        return ir.Where(e.elem, e.span, at_sender(e.cond), at_sender(e.then), at_sender(e.other))
-    return e
+    def leaf(x: ir.Ex) -> ir.Ex:
+        if isinstance(x, ir.Load) and x.pos == "nbr":
+            return ir.Load(x.elem, x.span, x.var, x.kind, "here")
+        if isinstance(x, ir.Ids) and x.pos == "nbr":
+            return ir.Ids(x.elem, x.span, "here")
+        return x
+
+    return ir.map_leaves(e, leaf)
 
 
 def _varies(e: ir.Ex) -> bool:
     """True if the expression differs between vertices (reads a vertex value or an ID)."""
     return any(isinstance(n, ir.Load) and n.kind != "scalar" or isinstance(n, ir.Ids) for n in ir.walk(e))
-
-
-def _sender_only(e: ir.Ex | None) -> bool:
-    """True if a domain-A expression reads only the sending neighbour (and scalars)."""
-    if e is None:
-        return True
-    for n in ir.walk(e):
-        if isinstance(n, ir.Load) and n.kind != "scalar" and n.pos != "nbr":
-            return False
-        if isinstance(n, ir.Ids) and n.pos != "nbr" or isinstance(n, ir.Rand):
-            return False
-    return True
 
 
 class CodeGen:
@@ -247,7 +234,7 @@ class CodeGen:
             src = self.ex(at_sender(i.send), "V")
             lines += [f"_send = {src}  # only these vertices send (prune)"]
             send = "_send"
-        if _sender_only(i.value) and _sender_only(i.mask):
+        if ir.sender_only(i.value) and ir.sender_only(i.mask):
             lines += self._nbr_sender_side(i, send)
         else:
             lines += self._nbr_per_entry(i, send)

@@ -23,8 +23,8 @@ from g2pl.compiler import ast as A
 from g2pl.compiler import ir
 from g2pl.compiler.dot import exchange_cost
 from g2pl.compiler.limits import deep_stack
-from g2pl.compiler.lower import Lowerer
-from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan, State
+from g2pl.compiler.lower import Lowerer, inference_rounds
+from g2pl.compiler.plan import Branch, Exch, Halt, Plan, State
 
 STMT_WIDTH = 44
 
@@ -70,15 +70,10 @@ def _key(i: ir.Instr) -> tuple:
 
 def _owners(module: A.Module, proc: A.Procedure) -> dict[tuple, A.Stmt]:
     """(defs, span) of every instruction -> the statement it came from (the same rounds as lower_procedure)."""
-    var_types: dict[str, ir.Ty] = {}
-    param_types: dict[str, str] = {}
     owner: dict[tuple, A.Stmt] = {}
-    for _ in range(8):
-        lw = _Recorder(module, proc, var_types, param_types)
+    for lw in inference_rounds(lambda vt, pt: _Recorder(module, proc, vt, pt)):
         lw.lower_proc()
         owner = lw.owner
-        if not lw.changed:
-            break
     return owner
 
 
@@ -141,10 +136,8 @@ def _first_supersteps(plan: Plan) -> dict[int, int]:
     while todo:  # 0-1 BFS: leaving a state with an exchange starts a new superstep
         sid = todo.popleft()
         s = by_id[sid]
-        t = s.term
-        succ = [t.target] if isinstance(t, Goto) else [t.then, t.other] if isinstance(t, Branch) else []
         w = 1 if s.exchange else 0
-        for n in succ:
+        for n in s.successors():
             d = dist[sid] + w
             if n not in dist or d < dist[n]:
                 dist[n] = d

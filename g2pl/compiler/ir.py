@@ -18,12 +18,14 @@ Every node carries the source `Span` it came from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from g2pl.errors import Span
 
-ELEM_SIZE = {"bool": 1, "int": 8, "float": 8, "vid": 8}
+ELEM_SIZE = {"bool": 1, "int": 8, "float": 8, "vid": 8}  # bytes per value (also the runtime's record layout)
+DEFAULTS = {"bool": False, "int": 0, "float": 0.0, "vid": -1}  # what a skipped element gets (also the runtime's)
 KIND_WORD = {"scalar": "scalar", "vertex": "vertex graph", "edge": "edge graph"}
 DOMAIN_OF_KIND = {"scalar": "S", "vertex": "V", "edge": "E"}
 
@@ -108,6 +110,15 @@ def children(e: Ex) -> tuple[Ex, ...]:
     return ()
 
 
+def map_leaves(e: Ex, leaf: Callable[[Ex], Ex]) -> Ex:
+    """`e` with every leaf (a load, constant, ID or rand() site) replaced by `leaf(it)`."""
+    if isinstance(e, Op):
+        return Op(e.elem, e.span, e.op, tuple(map_leaves(a, leaf) for a in e.args))
+    if isinstance(e, Where):
+        return Where(e.elem, e.span, map_leaves(e.cond, leaf), map_leaves(e.then, leaf), map_leaves(e.other, leaf))
+    return leaf(e)
+
+
 def walk(e: Ex):
     """Pre-order traversal of a local expression."""
     yield e
@@ -130,6 +141,36 @@ def calls_rand(i: Instr) -> bool:
     """Does instruction `i` draw random numbers? Each evaluation of a rand() site advances its
     stream, so a pass may neither duplicate it nor run it on a path that did not run it before."""
     return any(isinstance(v, Ex) and has_rand(v) for v in vars(i).values())
+
+
+def conjuncts(e: Ex | None) -> list[Ex]:
+    """The operands of a chain of `&&` (none for no expression)."""
+    if e is None:
+        return []
+    if isinstance(e, Op) and e.op == "&&":
+        return [c for a in e.args for c in conjuncts(a)]
+    return [e]
+
+
+def conjoin(parts: list[Ex]) -> Ex | None:
+    """`parts[0] && parts[1] && ...` (None for no parts): the inverse of `conjuncts`."""
+    if not parts:
+        return None
+    out = parts[0]
+    for p in parts[1:]:
+        out = Op("bool", p.span, "&&", (out, p))
+    return out
+
+
+def sender_only(e: Ex | None) -> bool:
+    """A domain-A expression (none counts) that reads only the sending neighbour and scalars and draws
+    no random numbers: each sender can evaluate it once for all its adjacency entries."""
+    for n in walk(e) if e is not None else ():
+        if isinstance(n, Load) and n.kind != "scalar" and n.pos != "nbr":
+            return False
+        if isinstance(n, Ids) and n.pos != "nbr" or isinstance(n, Rand):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- instructions

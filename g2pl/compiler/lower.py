@@ -11,7 +11,9 @@ types are stable (a handful of rounds at most).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from g2pl.compiler import ast as A
 from g2pl.compiler import ir
@@ -27,13 +29,12 @@ BUILTIN_FUNCS = {
 }
 WEIGHT_VAR = "@Weight"
 NUMERIC = ("int", "float", "vid")
-DEFAULTS = {"bool": False, "int": 0, "float": 0.0, "vid": -1}
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 
 
 def default_of(elem: str):
-    return DEFAULTS[elem]
+    return ir.DEFAULTS[elem]
 
 
 def join_elem(a: str, b: str) -> str | None:
@@ -939,16 +940,12 @@ class Lowerer:
             need = None  # the condition itself needs the exchanged values
         self.emit(ir.EndpointExchange(span, spec, tuple(fields.values()), need))
 
-        def rw(x: ir.Ex) -> ir.Ex:
+        def leaf(x: ir.Ex) -> ir.Ex:
             if isinstance(x, ir.Load) and x.pos in ("src", "dst"):
                 return ir.Load(x.elem, x.span, fields[(x.var, x.pos)], "edge", "here")
-            if isinstance(x, ir.Op):
-                return ir.Op(x.elem, x.span, x.op, tuple(rw(a) for a in x.args))
-            if isinstance(x, ir.Where):
-                return ir.Where(x.elem, x.span, rw(x.cond), rw(x.then), rw(x.other))
             return x
 
-        return [None if x is None else rw(x) for x in exs]
+        return [None if x is None else ir.map_leaves(x, leaf) for x in exs]
 
     def var_elem(self, var: str) -> str:
         ty = self.var_ty(var) or self.temps.get(var)
@@ -1099,6 +1096,22 @@ def _retarget(instr: ir.Instr, name: str) -> ir.Instr:
     return dataclasses.replace(instr, target=name)
 
 
+INFERENCE_ROUNDS = 8  # rounds of type inference before lowering gives up
+L = TypeVar("L", bound=Lowerer)
+
+
+def inference_rounds(make: Callable[[dict[str, ir.Ty], dict[str, str]], L]) -> Iterator[L]:
+    """The rounds of type inference: a fresh lowerer each (`make(var_types, param_types)`, the
+    inferred types shared by all rounds), which the caller runs, until a round changes no type."""
+    var_types: dict[str, ir.Ty] = {}
+    param_types: dict[str, str] = {}
+    for _ in range(INFERENCE_ROUNDS):
+        lw = make(var_types, param_types)
+        yield lw
+        if not lw.changed:
+            return
+
+
 def lower_procedure(module: A.Module, proc: A.Procedure, collect: list[G2PLError] | None = None) -> ir.ProcIR:
     """Type-check and lower one procedure, iterating type inference to a fixpoint.
 
@@ -1108,21 +1121,16 @@ def lower_procedure(module: A.Module, proc: A.Procedure, collect: list[G2PLError
     returned then is partial and must not be used.  For valid programs the
     result is the same either way.
     """
-    var_types: dict[str, ir.Ty] = {}
-    param_types: dict[str, str] = {}
     result = None
-    for _ in range(8):
-        errors: list[G2PLError] | None = [] if collect is not None else None
-        lw = Lowerer(module, proc, var_types, param_types, collect=errors)
+    for lw in inference_rounds(lambda vt, pt: Lowerer(module, proc, vt, pt, collect=None if collect is None else [])):
+        errors = lw.collect
         try:
             result = lw.lower_proc()
         except G2PLError as err:
-            if collect is None:
+            if errors is None:
                 raise err.with_context(file=module.file, source=module.source) from None
             errors.append(err)
         if errors:  # like the raising mode, the first round with an error is the one reported
-            collect.extend(e.with_context(file=module.file, source=module.source) for e in errors)
+            collect.extend(e.with_context(file=module.file, source=module.source) for e in errors)  # type: ignore[union-attr]
             return result  # type: ignore[return-value]
-        if not lw.changed:
-            return result
-    return result
+    return result  # type: ignore[return-value]

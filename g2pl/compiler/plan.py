@@ -153,6 +153,16 @@ def walk_paths(plan: Plan, s: State, use: ir.Instr,
     return True
 
 
+def local_readers(plan: Plan, var: str) -> list[ir.Instr] | None:
+    """The local instructions reading `var`; None when a terminator or an exchange reads it."""
+    found: list[ir.Instr] = []
+    for s in plan.states:
+        if var in s.term_uses() or any(var in x.instr.uses() for x in s.exchange):
+            return None
+        found += [i for i in s.instrs if var in i.uses()]
+    return found
+
+
 def exchange_fields(instr: ir.Instr, proc: ir.ProcIR) -> list[Field]:
     """Message fields an exchange instruction needs from neighbours."""
     out: dict[str, Field] = {}
@@ -259,9 +269,7 @@ def compact(states: list[State]) -> list[State]:
         if t in order:
             continue
         order.append(t)
-        term = by_id[t].term
-        succ = [term.target] if isinstance(term, Goto) else [term.then, term.other] if isinstance(term, Branch) else []
-        stack.extend(reversed(succ))
+        stack.extend(reversed(by_id[t].successors()))
     renum = {old: new for new, old in enumerate(order)}
     out = []
     for old in order:

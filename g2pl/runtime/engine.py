@@ -18,15 +18,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as _sp  # imported here, not in the first superstep that needs a CSR product
 
+from g2pl.compiler.ir import DEFAULTS, ELEM_SIZE  # one definition for the compiler and the runtime
 from g2pl.errors import RunStopped
 from g2pl.runtime import alloc
 from g2pl.runtime import kernels as K
 from g2pl.runtime.checkpoint import encode_runtime
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.partition import LocalGraph, whole
-
-ELEM_SIZE = {"bool": 1, "int": 8, "float": 8, "vid": 8}
-DEFAULTS = {"bool": False, "int": 0, "float": 0.0, "vid": -1}
 
 
 @dataclass

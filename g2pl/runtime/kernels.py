@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from g2pl.compiler.ir import DEFAULTS
+
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
 
@@ -25,7 +27,7 @@ def empty_value(op: str, elem: str):
     if op == "or":
         return False
     if op in ("argmin", "argmax", "pick"):
-        return {"bool": False, "int": 0, "float": 0.0, "vid": -1}[elem] if op == "pick" else -1
+        return DEFAULTS[elem] if op == "pick" else -1
     if op == "min":
         return {"float": np.inf, "int": INT64_MAX, "vid": -1}[elem]
     if op == "max":

@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
-from g2pl.compiler.plan import Exch, Plan, State, walk_paths
+from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
 
 EXACT = ("or", "and", "count", "min", "max", "argmin", "argmax")
 EARLY_EXIT = ("or", "and")  # the pulls that visit receivers one by one (and can skip some)
@@ -50,12 +50,8 @@ def _receiver_side(e: ir.Ex) -> bool:
 
 def _only_use(plan: Plan, t: str) -> ir.Compute | None:
     """The single instruction reading `t`, if `t` has exactly one reader and it is a local Compute."""
-    found: list[ir.Instr] = []
-    for s in plan.states:
-        if t in s.term_uses() or any(t in x.instr.uses() for x in s.exchange):
-            return None
-        found += [i for i in s.instrs if t in i.uses()]
-    return found[0] if len(found) == 1 and isinstance(found[0], ir.Compute) else None
+    found = local_readers(plan, t)
+    return found[0] if found is not None and len(found) == 1 and isinstance(found[0], ir.Compute) else None
 
 
 def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce) -> ir.Ex | None:

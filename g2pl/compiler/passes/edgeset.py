@@ -30,34 +30,18 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
-from g2pl.compiler.plan import Exch, Plan, State, walk_paths
-
-
-def _conjuncts(e: ir.Ex) -> list[ir.Ex]:
-    if isinstance(e, ir.Op) and e.op == "&&":
-        return [c for a in e.args for c in _conjuncts(a)]
-    return [e]
-
-
-def _readers(plan: Plan, var: str) -> list[ir.Instr] | None:
-    """The local instructions reading `var`; None when a terminator or an exchange reads it."""
-    found: list[ir.Instr] = []
-    for s in plan.states:
-        if var in s.term_uses() or any(var in x.instr.uses() for x in s.exchange):
-            return None
-        found += [i for i in s.instrs if var in i.uses()]
-    return found
+from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
 
 
 def _conjunction_use(plan: Plan, i: ir.EndpointExchange) -> ir.Compute | None:
     """The one edge Compute that reads the exchange's targets, if it is exactly their conjunction."""
-    readers = [_readers(plan, t) for t in i.targets]
+    readers = [local_readers(plan, t) for t in i.targets]
     if any(r is None or len(r) != 1 for r in readers):
         return None
     use = readers[0][0]
     if any(r[0] is not use for r in readers) or not isinstance(use, ir.Compute) or use.dom != "E":
         return None
-    parts = _conjuncts(use.ex)
+    parts = ir.conjuncts(use.ex)
     names = [p.var for p in parts if isinstance(p, ir.Load) and p.kind == "edge" and p.pos == "here"]
     if len(names) != len(parts) or sorted(names) != sorted(i.targets):
         return None

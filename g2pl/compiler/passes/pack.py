@@ -28,10 +28,7 @@ def _bits(elem: str) -> int:
 def layout(i: ir.Instr, prune: bool) -> list[tuple[str, str]]:
     """(field, element type) of one exchange's records after packing."""
     if isinstance(i, ir.NbrReduce):
-        sender_only = all(
-            not (isinstance(n, ir.Load) and n.kind != "scalar" and n.pos != "nbr")
-            and not (isinstance(n, ir.Ids) and n.pos != "nbr") and not isinstance(n, ir.Rand)
-            for x in (i.value, i.mask) if x is not None for n in ir.walk(x))
+        sender_only = ir.sender_only(i.value) and ir.sender_only(i.mask)
         out = []
         if i.send is not None and prune:
             out.append(("present", "bool"))

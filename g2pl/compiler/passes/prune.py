@@ -25,31 +25,9 @@ from g2pl.compiler import ir
 from g2pl.compiler.plan import Exch, Plan
 
 
-def conjuncts(e: ir.Ex | None) -> list[ir.Ex]:
-    if e is None:
-        return []
-    if isinstance(e, ir.Op) and e.op == "&&":
-        return conjuncts(e.args[0]) + conjuncts(e.args[1])
-    return [e]
-
-
-def conjoin(parts: list[ir.Ex]) -> ir.Ex | None:
-    if not parts:
-        return None
-    out = parts[0]
-    for p in parts[1:]:
-        out = ir.Op("bool", p.span, "&&", (out, p))
-    return out
-
-
 def sender_side(e: ir.Ex) -> bool:
-    """Reads only the sending neighbour (and scalars): the sender can evaluate it."""
-    for n in ir.walk(e):
-        if isinstance(n, ir.Load) and n.kind != "scalar" and n.pos != "nbr":
-            return False
-        if isinstance(n, ir.Ids) and n.pos != "nbr" or isinstance(n, ir.Rand):
-            return False
-    return any(isinstance(n, (ir.Load, ir.Ids)) and getattr(n, "pos", "") == "nbr" for n in ir.walk(e))
+    """Reads only the sending neighbour (and scalars), and reads it: the sender can evaluate it."""
+    return ir.sender_only(e) and any(isinstance(n, (ir.Load, ir.Ids)) and getattr(n, "pos", "") == "nbr" for n in ir.walk(e))
 
 
 def run(plan: Plan, log: list[str]) -> Plan:
@@ -58,12 +36,12 @@ def run(plan: Plan, log: list[str]) -> Plan:
         for k, x in enumerate(s.exchange):
             i = x.instr
             if isinstance(i, ir.NbrReduce) and i.send is None:
-                parts = conjuncts(i.mask)
+                parts = ir.conjuncts(i.mask)
                 send = [p for p in parts if sender_side(p)]
                 if send:
                     rest = [p for p in parts if not sender_side(p)]
-                    s.exchange[k] = Exch(dataclasses.replace(i, send=conjoin(send), mask=conjoin(rest)), x.phase)
-                    log.append(f"prune: line {i.span.line}: {i.target} sent only if {ir.show_ex(conjoin(send))}")
+                    s.exchange[k] = Exch(dataclasses.replace(i, send=ir.conjoin(send), mask=ir.conjoin(rest)), x.phase)
+                    log.append(f"prune: line {i.span.line}: {i.target} sent only if {ir.show_ex(ir.conjoin(send))}")
             elif isinstance(i, ir.EndpointExchange) and ir.has_rand(i.need):
                 # the send condition would draw a second time from the filter's rand() stream
                 s.exchange[k] = Exch(dataclasses.replace(i, need=None), x.phase)
