@@ -269,3 +269,43 @@ def test_receiver_filter_gives_the_same_levels_with_less_work() -> None:
         on = g2pl.compile(src).run(g, args={"root": root})
         off = g2pl.compile(src, disable=("direction",)).run(g, args={"root": root})
         assert on.values == off.values
+
+
+# ---------------------------------------------------------------- type inference settles
+
+
+def _copy_chain(n: int) -> str:
+    """`v0 = v1; ...; v{n-1} = 1.5;` in a loop: the float widens one variable a round, back to v0."""
+    body = "".join(f"    v{k} = v{k + 1};\n" for k in range(n - 1))
+    init = "".join(f"  v{k} = 0;\n" for k in range(n))
+    return (f"p() {{\n{init}  x = 0;\n  while (x < 3) {{\n{body}    v{n - 1} = 1.5;\n    x = x + 1;\n  }}\n"
+            "  return v0;\n}\n")
+
+
+def test_type_inference_runs_until_nothing_changes() -> None:
+    # more rounds than the 8 lowering used to stop after (leaving v0..v3 int, assigned floats)
+    mod = parse(_copy_chain(12), "chain.g2pl")
+    proc = lower_procedure(mod, mod.procedures["p"])
+    assert {proc.vars[f"v{k}"].elem for k in range(12)} == {"float"}
+    assert g2pl.compile(_copy_chain(12)).plan_text()
+
+
+def test_type_inference_that_never_settles_is_an_internal_error() -> None:
+    from g2pl.compiler.lower import InferenceError, Lowerer, inference_rounds
+    from g2pl.errors import G2PLError
+
+    mod = parse(_copy_chain(2), "chain.g2pl")
+
+    class Restless(Lowerer):  # a (buggy) lowerer that reports a change every round
+        def lower_proc(self):
+            out = super().lower_proc()
+            self.changed = True
+            return out
+
+    rounds = 0
+    with pytest.raises(InferenceError) as err:
+        for lw in inference_rounds(lambda vt, pt: Restless(mod, mod.procedures["p"], vt, pt)):
+            lw.lower_proc()
+            rounds += 1
+    assert not isinstance(err.value, G2PLError) and "still changes types" in str(err.value)
+    assert rounds <= 3 * 3 + 1  # bounded by the variables (v0, v1, x): three widenings each at most

@@ -1096,20 +1096,33 @@ def _retarget(instr: ir.Instr, name: str) -> ir.Instr:
     return dataclasses.replace(instr, target=name)
 
 
-INFERENCE_ROUNDS = 8  # rounds of type inference before lowering gives up
 L = TypeVar("L", bound=Lowerer)
+
+
+class InferenceError(AssertionError):
+    """Type inference did not settle (a compiler bug, never a user error)."""
 
 
 def inference_rounds(make: Callable[[dict[str, ir.Ty], dict[str, str]], L]) -> Iterator[L]:
     """The rounds of type inference: a fresh lowerer each (`make(var_types, param_types)`, the
-    inferred types shared by all rounds), which the caller runs, until a round changes no type."""
+    inferred types shared by all rounds), which the caller runs, until a round changes no type.
+
+    A round that changes something adds a variable or widens a type along int < vid < float (a
+    parameter's: int < vid < float or int < bool), and a widening assignment inside a loop may
+    feed the assignment before it only in the next round: a chain of N copies takes N rounds.  So
+    the rounds are not capped at a fixed number; only more than the lattice allows (every variable
+    added once and widened twice, every parameter widened twice) raises `InferenceError`."""
     var_types: dict[str, ir.Ty] = {}
     param_types: dict[str, str] = {}
-    for _ in range(INFERENCE_ROUNDS):
+    rounds = 0
+    while True:
         lw = make(var_types, param_types)
         yield lw
         if not lw.changed:
             return
+        rounds += 1
+        if rounds > 3 * len(var_types) + 2 * len(lw.proc.params):
+            raise InferenceError(f"type inference of {lw.proc.name} still changes types after {rounds} rounds")
 
 
 def lower_procedure(module: A.Module, proc: A.Procedure, collect: list[G2PLError] | None = None) -> ir.ProcIR:
