@@ -1,24 +1,60 @@
-"""Plan verifier: the invariants code generation relies on.
+"""IR and plan verifier: the invariants the passes and code generation rely on.
 
-Run after planning and (in tests) between optimizer passes, so a pass that
-breaks the plan fails at the pass, not at run time.
+`verify_plan` runs after planning and (in tests) between the plan passes;
+`verify_ir` between lowering and the IR passes.  A pass that breaks an
+invariant fails at the pass, not at run time.  The invariants:
+
+* **Expressions** read known variables with their own kind and element type
+  (a `Load`'s element type is its variable's), at positions valid in their
+  domain (`S`, `V`, `E`, or `A` inside neighbourhood aggregations).
+* **Instructions** define known variables of the kind their domain computes;
+  every condition (a mask, a prune `send` condition, a direction `recv`
+  filter, an endpoint `need` condition, a branch) is a bool expression.
+* **Exchanges**: a prune `send` condition reads only the sending neighbour
+  and scalars and draws no random numbers (each sender evaluates it over its
+  own vertices); a `recv` filter reads only the receiver (its own vertex
+  values and scalars) and draws none; an endpoint `need` condition reads edge
+  values and scalars only, not the values the exchange brings, and draws no
+  random numbers once prune is on; every endpoint field names a vertex
+  variable of its element type, read at `src` or `dst`, and its target is an
+  edge variable of the same type (an edgeset `within` target: an edge set,
+  every field a vertex set); a remote read reads a graph of its own type.
+  Every message field of the plan (`plan.exchange_fields`) is a vertex value of
+  the element type its variable has (or the vid `id`), so no two exchanges
+  give one field two layouts.
+* **Definite assignment**: every variable read is assigned on every path from
+  the start to the read (parameters and the `@` built-ins count as assigned).
+  This is the rule lowering enforces on source variables (`x` may be read
+  before it is assigned), so it is sound for the whole IR: a variable assigned
+  only inside a loop body or one branch of an `if` is not assigned after it,
+  and a program reading it there was refused.  On the plan it is a forward
+  must-analysis over the state machine (the join of a state's predecessors is
+  the intersection); the exchanges of one group run together, so none of them
+  may read what another of the group defines (a terminator runs after the
+  group and may).  A remote read's request reads its index; its reply, the
+  graph it reads, and only the reply defines the target.
 """
 
 from __future__ import annotations
 
 from g2pl.compiler import ir
-from g2pl.compiler.plan import Branch, Goto, Halt, Plan
+from g2pl.compiler.plan import Branch, Exch, Halt, Plan, State, exchange_fields
 
 _POSITIONS = {"S": {"here"}, "V": {"here"}, "E": {"here", "src", "dst"}, "A": {"here", "nbr", "self", "edge"}}
 
 
+_WIDER = {"int": ("vid", "float"), "vid": ("float",), "bool": (), "float": ()}  # what a value may widen to
+
+
 class PlanError(AssertionError):
-    """An internal invariant of the plan is broken (a compiler bug, never a user error)."""
+    """An internal invariant of the IR or the plan is broken (a compiler bug, never a user error)."""
 
 
-def _check_ex(e: ir.Ex | None, dom: str, vars_: dict[str, ir.Ty], where: str) -> None:
+def _check_ex(e: ir.Ex | None, dom: str, vars_: dict[str, ir.Ty], where: str, bool_: bool = False) -> None:
     if e is None:
         return
+    if bool_ and e.elem != "bool":
+        raise PlanError(f"{where}: condition {ir.show_ex(e)} is {e.elem}, not bool")
     for n in ir.walk(e):
         if isinstance(n, ir.Load):
             ty = vars_.get(n.var)
@@ -26,6 +62,8 @@ def _check_ex(e: ir.Ex | None, dom: str, vars_: dict[str, ir.Ty], where: str) ->
                 raise PlanError(f"{where}: reads unknown variable {n.var}")
             if ty is not None and ty.kind != n.kind:
                 raise PlanError(f"{where}: reads {n.var} as {n.kind}, but it is {ty.kind}")
+            if ty is not None and ty.elem != n.elem:
+                raise PlanError(f"{where}: reads {n.var} as {n.elem}, but it holds {ty.elem}")
             if n.kind == "scalar":
                 continue
             if n.pos not in _POSITIONS[dom]:
@@ -38,7 +76,27 @@ def _check_ex(e: ir.Ex | None, dom: str, vars_: dict[str, ir.Ty], where: str) ->
             raise PlanError(f"{where}: id at {n.pos} in domain {dom}")
 
 
-def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str) -> None:
+def _receiver_only(e: ir.Ex) -> bool:
+    """Reads only the receiving vertex's own values (and scalars), draws no random numbers."""
+    for n in ir.walk(e):
+        if isinstance(n, ir.Load) and n.kind != "scalar" and n.pos != "here":
+            return False
+        if isinstance(n, ir.Ids) and n.pos != "here" or isinstance(n, ir.Rand):
+            return False
+    return True
+
+
+def _target(var: str, kind: str, vars_: dict[str, ir.Ty], where: str, elem: str | None = None) -> None:
+    ty = vars_.get(var)
+    if ty is None:
+        raise PlanError(f"{where}: defines unknown variable {var}")
+    if ty.kind != kind or elem is not None and ty.elem != elem:
+        want = ir.Ty(kind, elem or ty.elem)
+        raise PlanError(f"{where}: {var} is {ty.word()}, but the instruction makes {want.word()}")
+
+
+def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool = False) -> None:
+    where = f"{where}: {ir.show_instr(i).splitlines()[0].strip()}"
     for d in i.defs():
         if d not in vars_:
             raise PlanError(f"{where}: defines unknown variable {d}")
@@ -46,17 +104,159 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str) -> None:
         _check_ex(i.ex, i.dom, vars_, where)
         if ir.DOMAIN_OF_KIND[vars_[i.target].kind] != i.dom:
             raise PlanError(f"{where}: {i.target} is {vars_[i.target].kind} but computed over {i.dom}")
+        if i.ex.elem != vars_[i.target].elem and vars_[i.target].elem not in _WIDER[i.ex.elem]:
+            raise PlanError(f"{where}: {i.target} holds {vars_[i.target].elem}, assigned {i.ex.elem}")
     elif isinstance(i, ir.NbrReduce):
+        _target(i.target, "vertex", vars_, where, i.elem)
         _check_ex(i.value, "A", vars_, where)
-        _check_ex(i.mask, "A", vars_, where)
-        _check_ex(i.recv, "V", vars_, where)
+        _check_ex(i.mask, "A", vars_, where, bool_=True)
+        _check_ex(i.send, "A", vars_, where, bool_=True)
+        if i.send is not None and not ir.sender_only(i.send):
+            raise PlanError(f"{where}: send condition {ir.show_ex(i.send)} reads more than the sender")
+        _check_ex(i.recv, "V", vars_, where, bool_=True)
+        if i.recv is not None and not _receiver_only(i.recv):
+            raise PlanError(f"{where}: receiver filter {ir.show_ex(i.recv)} reads more than the receiver")
     elif isinstance(i, ir.GlobalReduce):
+        _target(i.target, "scalar", vars_, where, i.elem)
         _check_ex(i.value, i.dom, vars_, where)
-        _check_ex(i.mask, i.dom, vars_, where)
-    elif isinstance(i, (ir.RemoteRead, ir.RemoteMark)):
+        _check_ex(i.mask, i.dom, vars_, where, bool_=True)
+    elif isinstance(i, ir.EndpointExchange):
+        _check_endpoints(i, vars_, where, prune)
+    elif isinstance(i, ir.RemoteRead):
+        _target(i.target, {"V": "vertex", "E": "edge"}[i.dom], vars_, where, i.elem)
+        if i.var == "@id":  # the built-in ID graph
+            if i.var_kind != "vertex" or i.elem != "vid":
+                raise PlanError(f"{where}: reads the IDs as {i.var_kind} {i.elem}")
+        else:
+            _target(i.var, i.var_kind, vars_, where, i.elem)
         _check_ex(i.index, i.dom, vars_, where)
+    elif isinstance(i, ir.RemoteMark):
+        _target(i.target, "vertex", vars_, where, "bool")
+        _check_ex(i.index, i.dom, vars_, where)
+        _check_ex(i.mask, i.dom, vars_, where, bool_=True)
     elif isinstance(i, ir.MarkEndpoints):
-        _check_ex(i.mask, "E", vars_, where)
+        _target(i.target, "vertex", vars_, where, "bool")
+        _check_ex(i.mask, "E", vars_, where, bool_=True)
+        if not i.sides or not set(i.sides) <= {"src", "dst"}:
+            raise PlanError(f"{where}: endpoint sides {i.sides}")
+
+
+def _check_endpoints(i: ir.EndpointExchange, vars_: dict[str, ir.Ty], where: str, prune: bool) -> None:
+    if not i.fields:
+        raise PlanError(f"{where}: an endpoint exchange without fields")
+    for var, side, elem in i.fields:
+        if side not in ("src", "dst"):
+            raise PlanError(f"{where}: field {var} read at {side}, not at an endpoint")
+        _target(var, "vertex", vars_, where, elem)
+    if i.within is not None:
+        _target(i.within, "edge", vars_, where, "bool")
+        if any(elem != "bool" for _v, _s, elem in i.fields):
+            raise PlanError(f"{where}: the edge set {i.within} is a conjunction of non-bool fields")
+    else:
+        if len(i.targets) != len(i.fields):
+            raise PlanError(f"{where}: {len(i.fields)} fields for {len(i.targets)} targets")
+        for (_var, _side, elem), t in zip(i.fields, i.targets):
+            _target(t, "edge", vars_, where, elem)
+    _check_ex(i.need, "E", vars_, where, bool_=True)
+    if i.need is not None:
+        brought = set(i.defs()) & ir.reads(i.need)
+        if brought:
+            raise PlanError(f"{where}: need condition reads {', '.join(sorted(brought))}, which the exchange brings")
+        if prune and ir.has_rand(i.need):
+            raise PlanError(f"{where}: need condition draws random numbers a second time")
+
+
+# ---------------------------------------------------------------- definite assignment
+
+
+def _initially(proc: ir.ProcIR) -> set[str]:
+    return {name for name, _ty in proc.params}
+
+
+def _check_reads(reads: set[str], defined: set[str], where: str) -> None:
+    missing = sorted(v for v in reads - defined if not v.startswith("@"))
+    if missing:
+        raise PlanError(f"{where}: reads {', '.join(missing)} before it is assigned on some path")
+
+
+def _ir_block(instrs, defined: set[str], vars_: dict[str, ir.Ty], where: str) -> tuple[set[str], bool]:
+    """Check a structured block; returns (definitely assigned after it, ends every path with a return)."""
+    for i in instrs:
+        w = f"{where} line {i.span.line}"
+        if isinstance(i, ir.WhileI):
+            defined, _ = _ir_block(i.cond_pre, defined, vars_, w)
+            _check_ex(i.cond, "S", vars_, w, bool_=True)
+            _check_reads(ir.reads(i.cond), defined, w)
+            _ir_block(i.body, set(defined), vars_, w)  # the body's assignments may not have run after it
+        elif isinstance(i, ir.IfI):
+            _check_ex(i.cond, "S", vars_, w, bool_=True)
+            _check_reads(ir.reads(i.cond), defined, w)
+            a1, r1 = _ir_block(i.then, set(defined), vars_, w)
+            a2, r2 = _ir_block(i.other, set(defined), vars_, w)
+            if r1 and r2:
+                return a1 | a2, True
+            defined = a2 if r1 else a1 if r2 else a1 & a2
+        elif isinstance(i, ir.ReturnI):
+            _check_reads(i.uses(), defined, w)
+            return defined, True
+        else:
+            _check_instr(i, vars_, w)
+            _check_reads(i.uses(), defined, w)
+            defined = defined | set(i.defs())
+    return defined, False
+
+
+def verify_ir(proc: ir.ProcIR) -> None:
+    """Raise `PlanError` if the (structured) IR is malformed or reads a variable before it is assigned."""
+    for name, ty in proc.params:
+        if proc.vars.get(name) != ty or ty.kind != "scalar":
+            raise PlanError(f"parameter {name}: {ty} but the symbol table says {proc.vars.get(name)}")
+    _ir_block(proc.body, _initially(proc), proc.vars, f"procedure {proc.name}")
+
+
+def _exch_reads(x: Exch) -> set[str]:
+    i = x.instr
+    if isinstance(i, ir.RemoteRead):
+        return ir.reads(i.index) if x.phase == "request" else {i.var}
+    return i.uses()
+
+
+def _exch_defs(x: Exch) -> set[str]:
+    return set() if x.phase == "request" else set(x.instr.defs())
+
+
+def _state_out(s: State, defined: set[str], check: bool) -> set[str]:
+    d = set(defined)
+    for i in s.instrs:
+        if check:
+            _check_reads(i.uses(), d, f"state {s.id}: {ir.show_instr(i).splitlines()[0].strip()}")
+        d |= set(i.defs())
+    for x in s.exchange:  # one group: each reads what held before the group
+        if check:
+            _check_reads(_exch_reads(x), d, f"state {s.id}: exchange {ir.show_instr(x.instr).splitlines()[0].strip()}")
+    for x in s.exchange:
+        d |= _exch_defs(x)
+    if check:
+        _check_reads(s.term_uses(), d, f"state {s.id}: terminator")
+    return d
+
+
+def _definitely_assigned(plan: Plan) -> None:
+    if not plan.states:
+        return
+    start = _initially(plan.proc)
+    into: dict[int, set[str]] = {0: start}
+    todo = [0]
+    while todo:  # forward must-analysis: a state's input shrinks to what every predecessor assigns
+        sid = todo.pop()
+        out = _state_out(plan.states[sid], into[sid], check=False)
+        for n in plan.states[sid].successors():
+            new = out if n not in into else into[n] & out
+            if n not in into or new != into[n]:
+                into[n] = new
+                todo.append(n)
+    for sid, d in into.items():
+        _state_out(plan.states[sid], d, check=True)
 
 
 def verify_plan(plan: Plan) -> None:
@@ -75,17 +275,31 @@ def verify_plan(plan: Plan) -> None:
         for x in s.exchange:
             if not x.instr.exchange:
                 raise PlanError(f"{where}: local instruction in the exchange group")
-            _check_instr(x.instr, vars_, where)
+            phases = ("request", "reply") if isinstance(x.instr, ir.RemoteRead) else ("",)
+            if x.phase not in phases:
+                raise PlanError(f"{where}: exchange phase {x.phase!r} for {type(x.instr).__name__}")
+            _check_instr(x.instr, vars_, where, prune=plan.prune)
         t = s.term
         if t is None:
             raise PlanError(f"{where}: no terminator")
-        targets = [t.target] if isinstance(t, Goto) else [t.then, t.other] if isinstance(t, Branch) else []
-        for tg in targets:
+        for tg in s.successors():
             if not 0 <= tg < len(states):
                 raise PlanError(f"{where}: jumps to missing state {tg}")
         if isinstance(t, Branch):
-            _check_ex(t.cond, "S", vars_, where)
+            _check_ex(t.cond, "S", vars_, where, bool_=True)
         if isinstance(t, Halt) and t.ret is not None:
             for v in t.ret.values:
-                if v.var not in vars_:
-                    raise PlanError(f"{where}: returns unknown variable {v.var}")
+                if vars_.get(v.var) != v.ty:
+                    raise PlanError(f"{where}: returns {v.var} as {v.ty}, but it is {vars_.get(v.var)}")
+    layout: dict[str, str] = {}
+    for s in states:
+        for x in s.exchange:
+            for f in exchange_fields(x.instr, plan.proc):
+                ty = ir.Ty("vertex", "vid") if f.name == "@id" else vars_.get(f.name)
+                ok = (f.elem == "vid" if f.name == "id" else
+                      ty is not None and ty.kind == "vertex" and ty.elem == f.elem)
+                if not ok:
+                    raise PlanError(f"state {s.id}: message field {f.name}:{f.elem} is not a vertex value of that type")
+                if layout.setdefault(f.name, f.elem) != f.elem:
+                    raise PlanError(f"state {s.id}: message field {f.name} is {f.elem} here, {layout[f.name]} elsewhere")
+    _definitely_assigned(plan)

@@ -66,6 +66,8 @@ def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce) -> ir.Ex | None:
     if r is None or i.target in ir.reads(r) or not _receiver_side(r):
         return None
     need = ir.reads(r)
+    if need & {d for x in s.exchange for d in x.instr.defs()}:
+        return None  # another exchange of the group defines it, after the pull has run (verify_plan)
 
     def visit(st: State, before: list[ir.Instr], reached: bool) -> bool | None:
         if st is s:
