@@ -173,6 +173,17 @@ def sender_only(e: Ex | None) -> bool:
     return True
 
 
+def receiver_only(e: Ex) -> bool:
+    """A domain-V expression that reads only the vertex's own values and scalars and draws no random
+    numbers: a pull can evaluate it at each receiver (a receiver filter)."""
+    for n in walk(e):
+        if isinstance(n, Load) and (n.kind not in ("vertex", "scalar") or n.kind == "vertex" and n.pos != "here"):
+            return False
+        if isinstance(n, Ids) and n.pos != "here" or isinstance(n, Rand):
+            return False
+    return True
+
+
 # ---------------------------------------------------------------- instructions
 
 

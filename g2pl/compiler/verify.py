@@ -76,16 +76,6 @@ def _check_ex(e: ir.Ex | None, dom: str, vars_: dict[str, ir.Ty], where: str, bo
             raise PlanError(f"{where}: id at {n.pos} in domain {dom}")
 
 
-def _receiver_only(e: ir.Ex) -> bool:
-    """Reads only the receiving vertex's own values (and scalars), draws no random numbers."""
-    for n in ir.walk(e):
-        if isinstance(n, ir.Load) and n.kind != "scalar" and n.pos != "here":
-            return False
-        if isinstance(n, ir.Ids) and n.pos != "here" or isinstance(n, ir.Rand):
-            return False
-    return True
-
-
 def _target(var: str, kind: str, vars_: dict[str, ir.Ty], where: str, elem: str | None = None) -> None:
     ty = vars_.get(var)
     if ty is None:
@@ -114,7 +104,7 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool =
         if i.send is not None and not ir.sender_only(i.send):
             raise PlanError(f"{where}: send condition {ir.show_ex(i.send)} reads more than the sender")
         _check_ex(i.recv, "V", vars_, where, bool_=True)
-        if i.recv is not None and not _receiver_only(i.recv):
+        if i.recv is not None and not ir.receiver_only(i.recv):
             raise PlanError(f"{where}: receiver filter {ir.show_ex(i.recv)} reads more than the receiver")
     elif isinstance(i, ir.GlobalReduce):
         _target(i.target, "scalar", vars_, where, i.elem)

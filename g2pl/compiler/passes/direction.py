@@ -38,16 +38,6 @@ EXACT = ("or", "and", "count", "min", "max", "argmin", "argmax")
 EARLY_EXIT = ("or", "and")  # the pulls that visit receivers one by one (and can skip some)
 
 
-def _receiver_side(e: ir.Ex) -> bool:
-    """Reads only the receiving vertex's own values and scalars, draws no random numbers."""
-    for n in ir.walk(e):
-        if isinstance(n, ir.Load) and (n.kind not in ("vertex", "scalar") or n.kind == "vertex" and n.pos != "here"):
-            return False
-        if isinstance(n, ir.Ids) and n.pos != "here" or isinstance(n, ir.Rand):
-            return False
-    return True
-
-
 def _only_use(plan: Plan, t: str) -> ir.Compute | None:
     """The single instruction reading `t`, if `t` has exactly one reader and it is a local Compute."""
     found = local_readers(plan, t)
@@ -63,7 +53,7 @@ def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce) -> ir.Ex | None:
     a, b = use.ex.args
     is_t = [isinstance(x, ir.Load) and x.var == i.target for x in (a, b)]
     r = b if is_t[0] else a if is_t[1] else None
-    if r is None or i.target in ir.reads(r) or not _receiver_side(r):
+    if r is None or i.target in ir.reads(r) or not ir.receiver_only(r):
         return None
     need = ir.reads(r)
     if need & {d for x in s.exchange for d in x.instr.defs()}:
