@@ -186,14 +186,20 @@ def test_killed_rank_is_named_and_stdout_stays_clean() -> None:
     assert gone(ranks.values())
 
 
+def run_failing(e: dict[str, str]) -> list[str]:
+    """Run the endless PageRank on 2 ranks with environment `e` to its failure: exit status 1 and
+    nothing on stdout are asserted; returns the lines of stderr."""
+    proc = subprocess.run([sys.executable, "-m", "g2pl.cli", "run", PAGERANK, *FOREVER, "--np", "2", "--output", "-"],
+                          env=e, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    return proc.stderr.strip().splitlines()
+
+
 @needs_mpi
 def test_rank_failure_prints_one_line() -> None:
     e = env()
     e["G2PL_FAIL_AT"] = "1:2"
-    proc = subprocess.run([sys.executable, "-m", "g2pl.cli", "run", PAGERANK, *FOREVER, "--np", "2", "--output", "-"],
-                          env=e, cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr.strip().splitlines() == [
+    assert run_failing(e) == [
         "g2pl: rank 1: runtime failure: RuntimeError: injected failure on rank 1 at superstep 2 (G2PL_FAIL_AT)"]
 
 
@@ -298,11 +304,7 @@ def test_silent_exit_of_a_rank_is_named(tmp_path: Path) -> None:
         "    threading.Thread(target=lambda: (time.sleep(2), os._exit(3)), daemon=True).start()\n")
     e = env()
     e["PYTHONPATH"] += os.pathsep + str(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "g2pl.cli", "run", PAGERANK, *FOREVER, "--np", "2", "--output", "-"],
-                          env=e, cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr.strip().splitlines() == [
-        "g2pl run: error: rank 1 exited with status 3 without a message; the run was stopped"]
+    assert run_failing(e) == ["g2pl run: error: rank 1 exited with status 3 without a message; the run was stopped"]
 
 
 @needs_mpi

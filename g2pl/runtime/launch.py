@@ -124,11 +124,15 @@ class _Supervisor:
             self.out = _StdoutFilter(self.proc.stdout, sys.stdout.buffer)
             reader = threading.Thread(target=self.out.pump, name="g2pl-stdout", daemon=True)
             reader.start()
-            threading.Thread(target=self.deaths.run, name="g2pl-deaths", daemon=True).start()
-            status = self._wait()
-            reader.join(timeout=5)
-            self.deaths.stop.set()
-            return status if status is not None else self._verdict(self.proc.returncode)
+            deaths = threading.Thread(target=self.deaths.run, name="g2pl-deaths", daemon=True)
+            deaths.start()
+            try:
+                status = self._wait()
+                reader.join(timeout=5)
+                return status if status is not None else self._verdict(self.proc.returncode)
+            finally:  # ended before this process exits: a daemon thread torn down mid-poll prints a traceback
+                self.deaths.stop.set()
+                deaths.join(timeout=5)
         finally:
             if not self.signals:  # after a signal stay deaf to a second Ctrl-C: we are exiting anyway
                 for sig, handler in previous.items():
@@ -218,8 +222,9 @@ class _Supervisor:
         if rc == 0:
             return 0
         self._learn_pids()
-        if any(self._exit_status(r) not in (None, 0) for r in list(self.pids)):
-            return rc  # a rank reported its own error (printed once) before the job ended
+        reported = [s for r in sorted(self.pids) if (s := self._exit_status(r)) not in (None, 0)]
+        if reported:  # a rank reported its own error (printed once) before the job ended: its status,
+            return reported[0]  # not mpiexec's, which under load can be that of a rank hydra killed
         print(f"{_ERR} {self._what_happened(rc)}; the run was stopped", file=sys.stderr)
         return 1
 
@@ -283,6 +288,12 @@ class _DeathWatch:
         return other[0] if len(other) == 1 else None
 
     def run(self) -> None:
+        try:
+            self._run()
+        except Exception:  # noqa: BLE001 - evidence only: a failure here must never print a traceback
+            pass
+
+    def _run(self) -> None:
         poller = select.poll()
         fds: dict[int, int] = {}  # pidfd -> rank
         polled: dict[int, int] = {}  # rank -> PID, watched through /proc where pidfd is missing
