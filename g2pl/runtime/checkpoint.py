@@ -16,7 +16,7 @@ refused with a message that says what differs.
 A checkpoint directory may come from someone else (a shared cluster file
 system), so reading one never runs code and never leaves the directory: no
 pickle anywhere (arrays are loaded with `allow_pickle=False`, everything else
-is JSON checked against a fixed schema), file names are built from validated
+is JSON checked against the fixed schema of checkpoint_schema.py), file names are built from validated
 numbers rather than taken from the manifest, and every value is checked
 against the compiled program's variable types and this rank's graph part
 before the run resumes.  Anything else is a G2PLError (exit status 2) that
@@ -28,26 +28,30 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import math
 import os
-import re
 import shutil
 import stat
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from g2pl.errors import G2PLError
 from g2pl.npz_check import npz_headers
 from g2pl.output_files import write_atomic
+from g2pl.runtime.checkpoint_schema import (
+    FORMAT,
+    Bad,
+    Shapes,
+    check_dict,
+    check_int,
+    decode_env,
+    decode_runtime,
+    encode_env,
+    manifest_schema,
+)
 
-FORMAT = 2
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 _MAX_JSON_BYTES = 64 * 2**20  # rank files hold scalars and counters only
-_DTYPE_KIND = {"bool": "b", "int": "i", "vid": "i", "float": "f"}
-_REQUEST_FIELDS = ("ids", "order", "send_counts", "received", "recv_counts")
 
 
 def graph_digest(graph) -> str:
@@ -70,199 +74,6 @@ def run_identity(source: str, entry: str, graph_hash: str, args: dict, seed: int
         "ranks": int(ranks),
         "opt": int(opt),
         "disable": sorted(disable),
-    }
-
-
-class _Bad(Exception):
-    """A checkpoint value that does not fit the schema (turned into a G2PLError naming the file)."""
-
-
-def _int(x: Any, what: str, lo: int = 0) -> int:
-    if isinstance(x, bool) or not isinstance(x, int) or not lo <= x < 2**63:
-        raise _Bad(f"{what} must be an integer >= {lo}")
-    return x
-
-
-def _dict(x: Any, what: str) -> dict:
-    if not isinstance(x, dict):
-        raise _Bad(f"{what} must be a JSON object")
-    return x
-
-
-def _list(x: Any, what: str) -> list:
-    if not isinstance(x, list):
-        raise _Bad(f"{what} must be a JSON list")
-    return x
-
-
-# ---------------------------------------------------------------- values <-> JSON + arrays
-
-
-def _encode_scalar(v: Any) -> dict:
-    numpy = isinstance(v, np.generic)
-    py = v.item() if numpy else v
-    if isinstance(py, bool):
-        return {"kind": "scalar", "type": "bool", "numpy": numpy, "value": py}
-    if isinstance(py, int):
-        return {"kind": "scalar", "type": "int", "numpy": numpy, "value": py}
-    if isinstance(py, float):
-        return {"kind": "scalar", "type": "float", "numpy": numpy, "value": py.hex()}
-    raise TypeError(f"cannot checkpoint a value of type {type(v).__name__}")
-
-
-def _decode_scalar(d: dict, elem: str) -> Any:
-    ty, numpy, v = d.get("type"), d.get("numpy"), d.get("value")
-    if not isinstance(numpy, bool):
-        raise _Bad("`numpy` must be true or false")
-    if ty == "bool" and isinstance(v, bool):
-        return np.bool_(v) if numpy else v
-    if ty == "int" and not isinstance(v, bool) and isinstance(v, int) and -(2**63) <= v < 2**63:
-        return np.int64(v) if numpy else v
-    if ty == "float" and isinstance(v, str) and len(v) < 64:
-        try:
-            f = float.fromhex(v)
-        except ValueError:
-            raise _Bad(f"{v!r} is not a hexadecimal float") from None
-        return np.float64(f) if numpy else f
-    raise _Bad(f"expected a scalar {elem} (type bool/int/float with a matching value)")
-
-
-def encode_env(names: tuple[str, ...], values: tuple) -> tuple[dict, dict[str, np.ndarray]]:
-    """(JSON descriptors, arrays by npz key) for the program's variables."""
-    env: dict[str, dict] = {}
-    arrays: dict[str, np.ndarray] = {}
-
-    def put(arr: np.ndarray) -> str:
-        key = f"a{len(arrays)}"
-        arrays[key] = np.ascontiguousarray(arr)
-        return key
-
-    for name, v in zip(names, values):
-        if v is None:
-            env[name] = {"kind": "none"}
-        elif isinstance(v, np.ndarray):
-            env[name] = {"kind": "array", "key": put(v)}
-        elif hasattr(v, "send_counts"):  # a pending remote request (engine.RemoteRequest)
-            env[name] = {"kind": "request", "keys": {f: put(getattr(v, f)) for f in _REQUEST_FIELDS}}
-        else:
-            env[name] = _encode_scalar(v)
-    return env, arrays
-
-
-class _Shapes:
-    """What this rank's arrays must look like: vertex arrays n (or n + ghosts) long, edge arrays m."""
-
-    def __init__(self, n: int, n_ext: int, m: int, ranks: int) -> None:
-        self.n, self.n_ext, self.m, self.ranks = n, n_ext, m, ranks
-
-    def check(self, arr: np.ndarray, kind: str, elem: str) -> None:
-        if arr.ndim != 1:
-            raise _Bad(f"expected a 1-D array, got shape {arr.shape}")
-        if arr.dtype.kind != _DTYPE_KIND[elem]:
-            raise _Bad(f"expected {elem} values, got dtype {arr.dtype}")
-        lengths = (self.n, self.n_ext) if kind == "vertex" else (self.m,)
-        if len(arr) not in lengths:
-            want = " or ".join(map(str, sorted(set(lengths))))
-            raise _Bad(f"expected {want} {kind} values on this rank, got {len(arr)}")
-
-    def check_request(self, parts: dict[str, np.ndarray]) -> None:
-        for f, a in parts.items():
-            if a.ndim != 1 or a.dtype != np.int64:
-                raise _Bad(f"request field `{f}` must be a 1-D int64 array")
-        ids, order, sc, rec, rc = (parts[f] for f in _REQUEST_FIELDS)
-        if len(sc) != self.ranks or len(rc) != self.ranks or (sc < 0).any() or (rc < 0).any():
-            raise _Bad(f"request counts must be {self.ranks} non-negative numbers")
-        if int(sc.sum()) != len(order) or int(rc.sum()) != len(rec) or len(order) > len(ids):
-            raise _Bad("request counts do not add up to its arrays")
-        if len(order) and (order.min() < 0 or order.max() >= len(ids)):
-            raise _Bad("request order points outside its IDs")
-
-
-def decode_env(env: Any, arrays: dict[str, np.ndarray], names: tuple[str, ...],
-               types: tuple[tuple[str, str], ...], shapes: _Shapes) -> dict[str, Any]:
-    """The variables of a checkpoint, each checked against its compiled (kind, element type)."""
-    env = _dict(env, "`env`")
-    if sorted(env) != sorted(names):
-        raise _Bad("its variables are not the program's (" + ", ".join(sorted(set(env) ^ set(names))) + ")")
-    used: set[str] = set()
-
-    def take(key: Any) -> np.ndarray:
-        if not isinstance(key, str) or key not in arrays or key in used:
-            raise _Bad(f"array {key!r} is missing from the .npz file (or used twice)")
-        used.add(key)
-        return arrays[key]
-
-    out: dict[str, Any] = {}
-    for name, (kind, elem) in zip(names, types):
-        d = _dict(env[name], f"variable `{name}`")
-        try:
-            if d.get("kind") == "none":
-                out[name] = None
-            elif kind == "scalar" and d.get("kind") == "scalar":
-                out[name] = _decode_scalar(d, elem)
-            elif kind in ("vertex", "edge") and d.get("kind") == "array":
-                arr = take(d.get("key"))
-                shapes.check(arr, kind, elem)
-                out[name] = arr
-            elif kind == "request" and d.get("kind") == "request":
-                keys = _dict(d.get("keys"), "`keys`")
-                if sorted(keys) != sorted(_REQUEST_FIELDS):
-                    raise _Bad(f"a request has the fields {', '.join(_REQUEST_FIELDS)}")
-                parts = {f: take(keys[f]) for f in _REQUEST_FIELDS}
-                shapes.check_request(parts)
-                out[name] = parts
-            else:
-                raise _Bad(f"expected a {kind} value, found {d.get('kind')!r}")
-        except _Bad as e:
-            raise _Bad(f"variable `{name}`: {e}") from None
-    return out
-
-
-# ---------------------------------------------------------------- runtime counters
-
-
-def decode_runtime(r: Any, rand_sites: int, states: set[int]) -> dict:
-    """The runtime's counters (statistics so far, rand() call counts, push/pull choices), checked."""
-    r = _dict(r, "`runtime`")
-    rows = []
-    for i, row in enumerate(_list(r.get("per_superstep"), "`per_superstep`")):
-        row = _list(row, "a `per_superstep` row")
-        if len(row) != 8:
-            raise _Bad("a `per_superstep` row has 8 numbers")
-        ss, state, msgs, nbytes, rbytes, active = (_int(x, "a superstep counter", -1) for x in row[:6])
-        if ss != i or (state not in states and state != -1):
-            raise _Bad(f"`per_superstep` row {i} is out of order or names an unknown state")
-        t, c = row[6:]
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in (t, c)):
-            raise _Bad("superstep times must be finite numbers")
-        rows.append((ss, state, msgs, nbytes, rbytes, active, float(t), float(c)))
-    rand = [_int(x, "a rand() counter") for x in _list(r.get("rand_counts"), "`rand_counts`")]
-    if len(rand) != rand_sites:
-        raise _Bad(f"`rand_counts` must have {rand_sites} entries")
-    push = {}
-    for pair in _list(r.get("push_state"), "`push_state`"):
-        pair = _list(pair, "a `push_state` entry")
-        if len(pair) != 2 or not isinstance(pair[1], bool):
-            raise _Bad("a `push_state` entry is [site, true|false]")
-        push[_int(pair[0], "a site number")] = pair[1]
-    counters = {}
-    for key, fields in (("directions", ("push", "pull")), ("edge_sets", ("full", "shrunk"))):
-        d = _dict(r.get(key), f"`{key}`")
-        if sorted(d) != sorted(fields):
-            raise _Bad(f"`{key}` has the counters {', '.join(fields)}")
-        counters[key] = {f: _int(d[f], f"`{key}.{f}`") for f in fields}
-    return {"per_superstep": rows, "rand_counts": rand, "push_state": push, **counters}
-
-
-def encode_runtime(per_superstep: list, rand_counts: list, push_state: dict, directions: dict,
-                   edge_sets: dict) -> dict:
-    return {
-        "per_superstep": [[s.superstep, s.state, s.messages, s.bytes, s.record_bytes, s.active, s.time_s,
-                           s.comm_s] for s in per_superstep],
-        "rand_counts": [int(x) for x in rand_counts],
-        "push_state": [[int(k), bool(v)] for k, v in sorted(push_state.items())],
-        "directions": {k: int(v) for k, v in directions.items()},
-        "edge_sets": {k: int(v) for k, v in edge_sets.items()},
     }
 
 
@@ -311,19 +122,6 @@ def _load_npz(blob: bytes, limit: int, path: Path) -> dict[str, np.ndarray]:
         raise G2PLError(f"not a valid checkpoint array file ({e})", file=str(path)) from None
 
 
-def _manifest_schema(m: Any) -> dict:
-    m = _dict(m, "the manifest")
-    if m.get("format") != FORMAT:
-        raise _Bad("written by another version of g2pl (or not a g2pl checkpoint)")
-    _dict(m.get("run"), "`run`")
-    _int(m.get("superstep"), "`superstep`", 1)
-    files = _dict(m.get("files"), "`files`")
-    for k, v in files.items():
-        if not re.fullmatch(r"rank[0-9]+\.(json|npz)", k) or not isinstance(v, str) or not _HEX64.fullmatch(v):
-            raise _Bad("`files` maps rank<R>.json / rank<R>.npz to sha256 hex digests")
-    return m
-
-
 def check_directory(path: str | Path, resume: bool, flag: str = "") -> None:
     """A checkpoint directory argument: for --resume one that exists (never created), for
     --checkpoint a directory or a new name in an existing one. G2PLError (exit 2) otherwise."""
@@ -365,10 +163,10 @@ class Checkpointer:
             return None
         text = _read_confined(self.dir, "manifest.json", 2**20)
         try:
-            return _manifest_schema(json.loads(text))
+            return manifest_schema(json.loads(text))
         except (ValueError, RecursionError) as e:
             raise G2PLError(f"the checkpoint manifest is not valid JSON ({e})", file=str(p)) from None
-        except _Bad as e:
+        except Bad as e:
             raise G2PLError(f"the checkpoint manifest is malformed: {e}", file=str(p)) from None
 
     def check_resumable(self) -> dict:
@@ -427,7 +225,7 @@ class Checkpointer:
         m = self.check_resumable()
         sub = f"ss{m['superstep']}"
         r = self.comm.rank
-        shapes = _Shapes(lg.n, lg.n_ext, lg.m, lg.size)
+        shapes = Shapes(lg.n, lg.n_ext, lg.m, lg.size)
         # every array is at most one value per vertex or edge of the whole graph: a bound on what
         # a checkpoint of this run can hold, so a crafted one cannot make this rank allocate more
         limit = 8 * (lg.n_global + lg.m_global + lg.n_ext + lg.m + 1024) * (len(module.VARIABLES) * 5 + 1)
@@ -440,18 +238,18 @@ class Checkpointer:
             blobs[name] = blob
         path = self.dir / sub / f"rank{r}.json"
         try:
-            doc = _dict(json.loads(blobs[f"rank{r}.json"]), "the file")
-            if _int(doc.get("superstep"), "`superstep`", 1) != m["superstep"]:
-                raise _Bad("`superstep` differs from the manifest's")
-            state = _int(doc.get("state"), "`state`")
+            doc = check_dict(json.loads(blobs[f"rank{r}.json"]), "the file")
+            if check_int(doc.get("superstep"), "`superstep`", 1) != m["superstep"]:
+                raise Bad("`superstep` differs from the manifest's")
+            state = check_int(doc.get("state"), "`state`")
             if state not in module.STATE_LINES:
-                raise _Bad(f"`state` {state} is not a state of the program")
+                raise Bad(f"`state` {state} is not a state of the program")
             arrays = _load_npz(blobs[f"rank{r}.npz"], limit, self.dir / sub / f"rank{r}.npz")
             env = decode_env(doc.get("env"), arrays, tuple(module.VARIABLES), tuple(module.VARIABLE_TYPES), shapes)
             runtime = decode_runtime(doc.get("runtime"), module.RAND_SITES, set(module.STATE_LINES))
         except (ValueError, RecursionError) as e:
             raise G2PLError(f"checkpoint file is not valid JSON ({e})", file=str(path)) from None
-        except _Bad as e:
+        except Bad as e:
             raise G2PLError(f"checkpoint file is malformed: {e}", file=str(path)) from None
         if len(runtime["per_superstep"]) != m["superstep"]:
             raise G2PLError("checkpoint statistics do not cover its supersteps", file=str(path))

@@ -22,7 +22,7 @@ from g2pl.compiler.ir import DEFAULTS, ELEM_SIZE  # one definition for the compi
 from g2pl.errors import RunStopped
 from g2pl.runtime import alloc
 from g2pl.runtime import kernels as K
-from g2pl.runtime.checkpoint import encode_runtime
+from g2pl.runtime.checkpoint_schema import encode_runtime
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.partition import LocalGraph, whole
 
