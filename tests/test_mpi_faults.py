@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from g2pl.runtime.launch import _StdoutFilter, find_mpiexec, watchdog_grace
+from g2pl.runtime.launch import find_mpiexec, watchdog_grace
+from g2pl.runtime.supervisor import StdoutFilter
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGERANK = str(ROOT / "programs" / "pagerank.g2pl")
@@ -139,7 +140,7 @@ class Sink:
 @pytest.mark.parametrize("chunk", [1, 2, 7, 64, 10**6])
 def test_filter_drops_banner_in_any_chunking(chunk: int) -> None:
     text = b'{\n "a": 1\n}\n' + BANNER
-    f, sink = _StdoutFilter(None, Sink()), None
+    f, sink = StdoutFilter(None, Sink()), None
     sink = f.dst
     for i in range(0, len(text), chunk):
         f.feed(text[i:i + chunk])
@@ -150,7 +151,7 @@ def test_filter_drops_banner_in_any_chunking(chunk: int) -> None:
 
 def test_filter_keeps_ordinary_output() -> None:
     text = b"a\n\n\nb\n" + b"=" * 83 + b"\n=   not a banner\n\n=\n" + b"=" * 90 + b"\nend"
-    f = _StdoutFilter(None, Sink())
+    f = StdoutFilter(None, Sink())
     for i in range(len(text)):
         f.feed(text[i:i + 1])
     f.finish()
@@ -158,7 +159,7 @@ def test_filter_keeps_ordinary_output() -> None:
 
 
 def test_filter_forwards_complete_lines_at_once() -> None:
-    f = _StdoutFilter(None, Sink())
+    f = StdoutFilter(None, Sink())
     f.feed(b"graph: 10 vertices\n")
     assert f.dst.data == b"graph: 10 vertices\n"  # only a blank line may wait for the next bytes
     f.feed(b"progress without newline")

@@ -1,0 +1,388 @@
+"""The supervisor of a `g2pl run --np N` job (see launch.py): it waits for mpiexec, watches which rank
+dies first and how, keeps hydra's banner off stdout, acts on Ctrl-C/SIGTERM, and enforces
+`--time-limit` when a rank stops answering.  Everything it says is one `g2pl run` line."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from g2pl.runtime.launch import _ERR, POLL_S, proc_state, signal_name, watchdog_grace
+
+
+class Supervisor:
+    """One supervised mpiexec job: started in `run`, watched every POLL_S seconds, killed if need be."""
+
+    def __init__(self, n: int, cmd: list[str], env: dict[str, str], run_dir: Path, limit: float | None) -> None:
+        self.n, self.cmd, self.env, self.run_dir, self.limit = n, cmd, env, run_dir, limit
+        self.proc: subprocess.Popen | None = None
+        self.signals: list[int] = []  # SIGINT/SIGTERM/SIGHUP received, in order
+        self.pids: dict[int, int] = {}  # rank -> PID, from the ranks' files
+        self.deaths = _DeathWatch(self.pids, self._learn_pids)
+        self.started = time.monotonic()
+
+    def run(self) -> int:
+        """Start the job and wait for it; the exit status of `g2pl run`."""
+        previous = self._catch_signals()
+        try:
+            self.proc = subprocess.Popen(self.cmd, env=self.env, stdout=subprocess.PIPE, process_group=0)
+            self.out = StdoutFilter(self.proc.stdout, sys.stdout.buffer)
+            reader = threading.Thread(target=self.out.pump, name="g2pl-stdout", daemon=True)
+            reader.start()
+            deaths = threading.Thread(target=self.deaths.run, name="g2pl-deaths", daemon=True)
+            deaths.start()
+            try:
+                status = self._wait()
+                reader.join(timeout=5)
+                return status if status is not None else self._verdict(self.proc.returncode)
+            finally:  # ended before this process exits: a daemon thread torn down mid-poll prints a traceback
+                self.deaths.stop.set()
+                deaths.join(timeout=5)
+        finally:
+            if not self.signals:  # after a signal stay deaf to a second Ctrl-C: we are exiting anyway
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    def _catch_signals(self) -> dict[int, object]:
+        """Note SIGINT/SIGTERM/SIGHUP instead of dying with a traceback; the wait loop acts on them."""
+        previous: dict[int, object] = {}
+        if threading.current_thread() is not threading.main_thread():
+            return previous
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, lambda num, _frame: self.signals.append(num))
+        return previous
+
+    def _wait(self) -> int | None:
+        """Wait for the job; a final status if this process had to stop it, else None."""
+        while True:
+            try:
+                self.proc.wait(timeout=POLL_S)
+                ended = True
+            except subprocess.TimeoutExpired:
+                ended = False
+            # a Ctrl-C the instant mpiexec starts (before it has its own process group) kills it too:
+            # still an interruption, not a failure
+            if self.signals:
+                sig = self.signals[0]
+                self._kill()
+                word = "interrupted" if sig == signal.SIGINT else f"stopped by {signal_name(sig)}"
+                print(f"g2pl run: {word}", file=sys.stderr)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                return 128 + sig
+            if ended:
+                return None
+            over = self._overdue()
+            if over is not None:
+                stopped = self._stopped_ranks()
+                self._kill()
+                print(f"{_ERR} --time-limit {self.limit:g} exceeded by {over:.1f} s and the ranks did not "
+                      f"stop{_stopped_words(stopped)}; the run was stopped", file=sys.stderr)
+                return 1
+
+    def _overdue(self) -> float | None:
+        """Seconds past the limit when the watchdog must act (limit + grace after the program started,
+        or after the job started while no rank has reached the program yet), else None."""
+        if self.limit is None:
+            return None
+        starts = [p.stat().st_mtime for p in self.run_dir.glob("rank*.clock")]
+        begin = self.started if not starts else max(self.started, min(starts) - time.time() + time.monotonic())
+        over = time.monotonic() - begin - self.limit
+        return over if over > watchdog_grace(self.limit) else None
+
+    def _learn_pids(self) -> None:
+        """Learn the PIDs of new ranks: from the files they write, or, for ranks still starting (or
+        killed before they could write it), from the processes below mpiexec and their PMI_RANK."""
+        for p in self.run_dir.glob("rank*.pid"):
+            rank = int(p.stem[4:])
+            if rank not in self.pids:
+                try:
+                    self.pids[rank] = int(p.read_text())
+                except (OSError, ValueError):
+                    continue
+        if len(self.pids) < self.n and self.proc is not None:
+            for rank, pid in _ranks_below(self.proc.pid).items():
+                self.pids.setdefault(rank, pid)
+
+    def _stopped_ranks(self) -> list[tuple[int, int]]:
+        """(rank, PID) of the ranks that are stopped (SIGSTOP, a debugger): why nothing moves."""
+        return [(r, pid) for r, pid in sorted(list(self.pids.items())) if proc_state(pid) in ("T", "t")]
+
+    def _kill(self) -> None:
+        """SIGKILL mpiexec with its proxy (their process group) and every rank (each in a session of
+        its own): nothing is left to print a banner or a traceback, and stopped ranks die too."""
+        self._learn_pids()
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        for pid in list(self.pids.values()):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.proc.wait()
+
+    def _verdict(self, rc: int) -> int:
+        """Exit status of a job that ended by itself, with one `error:` line where the ranks said nothing."""
+        if rc == 0:
+            return 0
+        self._learn_pids()
+        reported = [s for r in sorted(self.pids) if (s := self._exit_status(r)) not in (None, 0)]
+        if reported:  # a rank reported its own error (printed once) before the job ended: its status,
+            return reported[0]  # not mpiexec's, which under load can be that of a rank hydra killed
+        print(f"{_ERR} {self._what_happened(rc)}; the run was stopped", file=sys.stderr)
+        return 1
+
+    def _what_happened(self, rc: int) -> str:
+        """'rank 1 was killed by signal 9 (SIGKILL)' and the like, from the best evidence at hand.
+
+        First choice: the rank seen dying first, with the wait status read from its zombie. hydra's
+        banner comes next: it names the first rank *in its list* that ended badly, which under load
+        can be a rank hydra killed itself while cleaning up after the real failure."""
+        first = self.deaths.first()
+        if first is not None and first in self.deaths.status:
+            return f"rank {first} {_how(self.deaths.status[first])}"
+        banner = self.out.banner_info()
+        if banner is not None and (first is None or self.pids.get(first) == banner[0]):
+            pid, code, sig = banner
+            return f"{self._who(pid)} " + (f"was killed by signal {sig} ({signal_name(sig)})" if sig
+                                           else f"exited with status {code}")
+        if first is not None:
+            return f"rank {first} died unexpectedly" if banner else f"rank {first} exited with status {rc} without a message"
+        if rc < 0:
+            return f"mpiexec was killed by signal {-rc} ({signal_name(-rc)})"
+        return f"an MPI process exited with status {rc} without a message"
+
+    def _who(self, pid: int) -> str:
+        """'rank 1' for a rank's PID, 'a rank (PID 123)' for one that died before saying which it was."""
+        for rank, p in self.pids.items():
+            if p == pid:
+                return f"rank {rank}"
+        return f"a rank (PID {pid})"
+
+    def _exit_status(self, rank: int) -> int | None:
+        """The status rank `rank` wrote when it ended by itself; None if it did not."""
+        try:
+            return int((self.run_dir / f"rank{rank}.exit").read_text())
+        except (OSError, ValueError):
+            return None
+
+
+class _DeathWatch:
+    """Which rank died first, seen as it happens: hydra kills the other ranks within milliseconds of a
+    rank's death, so neither its banner nor a look afterwards can always tell which one started it.
+
+    A thread (`run`) waits on a pidfd per rank (woken the moment a rank exits) and records the ranks
+    found dead at each wake-up, in order; without pidfd (not Linux >= 5.3) it polls /proc."""
+
+    def __init__(self, pids: dict[int, int], learn: Callable[[], None]) -> None:
+        self.pids, self.learn = pids, learn
+        self.groups: list[list[int]] = []  # ranks found dead together, earliest first
+        self.status: dict[int, int] = {}  # rank -> wait status, read from the zombie before it is reaped
+        self.stop = threading.Event()
+
+    def first(self) -> int | None:
+        """The rank that died first; None if unknown. Of ranks found dead together, the one that did
+        not die from SIGKILL when the others did (hydra cleans up with SIGKILL)."""
+        if not self.groups:
+            return None
+        group = self.groups[0]
+        if len(group) == 1:
+            return group[0]
+        other = [r for r in group if r in self.status and self.status[r] != signal.SIGKILL]
+        return other[0] if len(other) == 1 else None
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except Exception:  # noqa: BLE001 - evidence only: a failure here must never print a traceback
+            pass
+
+    def _run(self) -> None:
+        poller = select.poll()
+        fds: dict[int, int] = {}  # pidfd -> rank
+        polled: dict[int, int] = {}  # rank -> PID, watched through /proc where pidfd is missing
+        seen: set[int] = set()
+        try:
+            while not self.stop.is_set():
+                self.learn()
+                for rank, pid in list(self.pids.items()):
+                    if rank not in seen:
+                        seen.add(rank)
+                        self._watch(poller, fds, polled, rank, pid)
+                dead = [fds[fd] for fd, _ in poller.poll(50)]
+                for r in dead:
+                    code = _zombie_status(self.pids[r])
+                    if code is not None:
+                        self.status[r] = code
+                dead += [r for r, pid in polled.items() if proc_state(pid) in (None, "Z", "X")]
+                for fd in [fd for fd, r in fds.items() if r in dead]:
+                    poller.unregister(fd)
+                    os.close(fds.pop(fd))
+                for r in dead:
+                    polled.pop(r, None)
+                if dead:
+                    self.groups.append(sorted(dead))
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _watch(self, poller: select.poll, fds: dict[int, int], polled: dict[int, int], rank: int, pid: int) -> None:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            self.groups.append([rank])  # died before it could be watched
+            return
+        except (AttributeError, OSError):
+            polled[rank] = pid
+            return
+        fds[fd] = rank
+        poller.register(fd, select.POLLIN)
+
+
+def _stopped_words(stopped: list[tuple[int, int]]) -> str:
+    """', rank 1 (PID 123) is stopped and not answering' for the time-limit message."""
+    if not stopped:
+        return " (a rank is not answering)"
+    names = ", ".join(f"rank {r} (PID {pid})" for r, pid in stopped)
+    return f": {names} {'is' if len(stopped) == 1 else 'are'} stopped and not answering"
+
+
+def _how(status: int) -> str:
+    """'was killed by signal 9 (SIGKILL)' or 'exited with status 3' for a wait status."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return f"was killed by signal {sig} ({signal_name(sig)})"
+    return f"exited with status {os.WEXITSTATUS(status)} without a message"
+
+
+def _zombie_status(pid: int) -> int | None:
+    """The wait status of process `pid` if it is a zombie not yet reaped by its parent (field 52 of
+    /proc/PID/stat, Linux >= 3.5), else None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()
+    if fields[:1] != ["Z"] or len(fields) < 50:
+        return None
+    return int(fields[49])
+
+
+def _ranks_below(pid: int) -> dict[int, int]:
+    """rank -> PID of the MPI processes among the descendants of `pid` (their PMI_RANK), Linux /proc."""
+    out: dict[int, int] = {}
+    todo = [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            try:
+                kids = [int(x) for x in (task / "children").read_text().split()]
+            except (OSError, ValueError):
+                continue
+            todo += kids
+            for kid in kids:
+                try:
+                    env = Path(f"/proc/{kid}/environ").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                rank = [e[9:] for e in env if e.startswith(b"PMI_RANK=")]
+                if rank and rank[0].isdigit():
+                    out[int(rank[0])] = kid
+    return out
+
+
+class StdoutFilter:
+    """Copies mpiexec's stdout to ours as it comes, except MPICH's "BAD TERMINATION" banner.
+
+    hydra prints the banner on stdout when a rank dies from a signal: a blank line, a rule of '=',
+    then "=   BAD TERMINATION ...". Bytes that could be the start of it (only at a line start) are held
+    back until the next bytes decide; from the banner on, everything is kept here for `banner_info`."""
+
+    MARK = b"\n" + b"=" * 83 + b"\n=   BAD TERMINATION"
+
+    def __init__(self, src: BinaryIO | None, dst: BinaryIO) -> None:
+        self.src, self.dst = src, dst
+        self.held = b""
+        self.at_line_start = True  # the byte before `held` ended a line (or nothing was written yet)
+        self.banner: bytes | None = None
+        self.broken = False
+
+    def pump(self) -> None:
+        """Forward until end of file (the reader thread)."""
+        assert self.src is not None
+        fd = self.src.fileno()
+        while data := os.read(fd, 65536):
+            self.feed(data)
+        self.finish()
+
+    def feed(self, data: bytes) -> None:
+        """Forward `data`, holding back a possible banner start."""
+        if self.banner is not None:
+            self.banner += data
+            return
+        buf = self.held + data
+        at = self._find_mark(buf)
+        if at is not None:
+            self._write(buf[:at])
+            self.banner, self.held = buf[at:], b""
+            return
+        keep = self._possible_start(buf)
+        self._write(buf[:keep])
+        if keep:
+            self.at_line_start = buf[keep - 1:keep] == b"\n"
+        self.held = buf[keep:]
+
+    def finish(self) -> None:
+        """End of file: what was held back was not a banner after all."""
+        if self.banner is None:
+            self._write(self.held)
+        self.held = b""
+
+    def banner_info(self) -> tuple[int, int, int] | None:
+        """(PID, exit code, signal or 0) from the banner, None if there was none."""
+        if self.banner is None:
+            return None
+        text = self.banner.decode("utf-8", "replace")
+        pid = re.search(r"PID (\d+) RUNNING AT", text)
+        code = re.search(r"EXIT CODE: (\d+)", text)
+        sig = re.search(r"\(signal (\d+)\)", text)
+        return (int(pid.group(1)) if pid else -1, int(code.group(1)) if code else -1,
+                int(sig.group(1)) if sig else 0)
+
+    def _line_start(self, buf: bytes, i: int) -> bool:
+        """True if offset `i` of `buf` starts a line."""
+        return buf[i - 1:i] == b"\n" if i > 0 else self.at_line_start
+
+    def _find_mark(self, buf: bytes) -> int | None:
+        """Offset of a whole banner start at a line start, if any (bytes.find: a 100 MB `--output -`
+        passes at C speed)."""
+        i = buf.find(self.MARK)
+        while i != -1 and not self._line_start(buf, i):
+            i = buf.find(self.MARK, i + 1)
+        return None if i == -1 else i
+
+    def _possible_start(self, buf: bytes) -> int:
+        """Offset from which `buf` might still turn into a banner start (len(buf) if nowhere): only the
+        last len(MARK) - 1 bytes can be an unfinished one."""
+        for i in range(max(0, len(buf) - len(self.MARK) + 1), len(buf)):
+            if buf[i] == 10 and self._line_start(buf, i) and self.MARK.startswith(buf[i:]):
+                return i
+        return len(buf)
+
+    def _write(self, data: bytes) -> None:
+        if not data or self.broken:
+            return
+        try:
+            self.dst.write(data)
+            self.dst.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.broken = True  # the reader went away (`| head`): keep draining so the ranks never block
