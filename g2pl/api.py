@@ -19,6 +19,7 @@ from g2pl.compiler import ir
 from g2pl.compiler.pipeline import PASS_NAMES, Compilation, compile_module
 from g2pl.errors import G2PLError
 from g2pl.graph import Graph, load_graph
+from g2pl.numtext import beyond_int64, shorten
 from g2pl.output_files import write_atomic
 from g2pl.runtime.checkpoint import run_identity
 from g2pl.runtime.driver import execute
@@ -95,14 +96,6 @@ _BOOL = {"true": True, "false": False, "1": True, "0": False}
 # Decimal integers and decimal floats only: no underscores (Python's `0_5`), no hex, no inf/nan words.
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 _FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
-_INT64_DIGITS = 19  # longer decimal strings cannot be int64 (and Python refuses to parse > 4300 digits)
-
-
-def _shown(raw: Any) -> str:
-    text = str(raw)
-    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
-
-
 def _parse_arg(name: str, raw: Any, elem: str) -> Any:
     """Check and convert one procedure argument to its declared/inferred element type.
 
@@ -112,7 +105,7 @@ def _parse_arg(name: str, raw: Any, elem: str) -> Any:
     infinity writes the built-in `inf`.
     """
     def bad(what: str) -> G2PLError:
-        return G2PLError(f"argument `{name}={_shown(raw)}`: expected {what}")
+        return G2PLError(f"argument `{name}={shorten(str(raw))}`: expected {what}")
 
     if isinstance(raw, str):
         s = raw.strip()
@@ -124,7 +117,7 @@ def _parse_arg(name: str, raw: Any, elem: str) -> Any:
             if not _INT_TEXT.fullmatch(s):
                 hint = f" (declare the parameter `{name}: float` to pass decimals)" if elem == "int" else ""
                 raise bad(("an integer" if elem == "int" else "a vertex ID (an integer)") + hint)
-            if len(s.lstrip("+-").lstrip("0")) > _INT64_DIGITS:
+            if beyond_int64(s):
                 raise bad("a 64-bit integer")
             v = int(s)
         else:
@@ -331,7 +324,7 @@ def _refuse_file_name(text: str) -> None:
     (and without looking at the file system)."""
     s = text.strip()
     if s.endswith(".g2pl") and "\n" not in s and "{" not in s:
-        raise G2PLError(f"g2pl.compile() compiles program text, and {_shown(s)!r} looks like a file name; "
+        raise G2PLError(f"g2pl.compile() compiles program text, and {shorten(s)!r} looks like a file name; "
                         "to compile a file use g2pl.compile_file(path) or pass a pathlib.Path")
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from g2pl.compiler.passes import PASS_NAMES as PASS_CHOICES  # the pipeline's own list
 from g2pl.errors import G2PLError, RunStopped
+from g2pl.numtext import beyond_int64, shorten
 
 # With several MPI ranks, errors every rank meets alike (bad program, arguments, graph) print on rank 0 only.
 _QUIET_RANK = False
@@ -32,13 +33,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _int_value(text: str) -> int:
-    """An argparse type for whole numbers: decimal, at most 18 digits (int64 and no echo of huge input)."""
+    """An argparse type for whole numbers: decimal, within int64 (and no echo of huge input)."""
     s = text.strip()
     body = s[1:] if s[:1] in "+-" else s
     if not body.isdigit() or not body.isascii():
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {s[:40]!r}")
-    if len(body.lstrip("0")) > 18:
-        raise argparse.ArgumentTypeError(f"{s[:20]}... ({len(body)} digits) is too large")
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {shorten(s)!r}")
+    if beyond_int64(s) or not -(2**63) <= int(s) < 2**63:
+        raise argparse.ArgumentTypeError(f"{shorten(s)} ({len(body)} digits) is too large")
     return int(s)
 
 

@@ -18,6 +18,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from g2pl.compiler import ast as A
 from g2pl.compiler.limits import MAX_NESTING, deep_stack
 from g2pl.errors import G2PLError, Span
+from g2pl.numtext import beyond_int64
 
 AGG_OPS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count")
 ELEM_TYPES = ("bool", "int", "float", "vid")
@@ -68,7 +69,7 @@ def _int_value(tok: Token) -> int:
     """An integer literal's value; it must fit int64 (checked on the digits first: Python refuses to
     convert strings of more than 4300 digits, and a 5,000-digit literal must be a user error)."""
     digits = str(tok).lstrip("0") or "0"
-    if len(digits) > len(str(INT64_MAX)) or int(digits) > INT64_MAX:
+    if beyond_int64(digits) or int(digits) > INT64_MAX:
         raise G2PLError(f"integer literal out of range for int64 (the largest is {INT64_MAX})", span=_span(tok))
     return int(digits)
 

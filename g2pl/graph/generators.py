@@ -16,6 +16,7 @@ import numpy as np
 
 from g2pl.errors import G2PLError
 from g2pl.graph.graph import Graph, build_graph
+from g2pl.numtext import beyond_int64, shorten
 
 #: Graph500 initiator probabilities (D = 1 - A - B - C = 0.05).
 KRON_A, KRON_B, KRON_C = 0.57, 0.19, 0.19
@@ -45,11 +46,11 @@ def _forms() -> str:
 def _int_param(spec: str, form: str, what: str, text: str) -> int:
     if not _INT_RE.match(text):
         raise G2PLError(
-            f"bad generator spec '{spec[:60]}': {what} must be a non-negative integer, got '{text[:40]}' "
+            f"bad generator spec '{shorten(spec)}': {what} must be a non-negative integer, got '{shorten(text)}' "
             f"(expected {form})"
         )
-    if len(text.lstrip("0")) > 18:
-        raise G2PLError(f"bad generator spec '{spec[:60]}...': {what} is far too large (expected {form})")
+    if beyond_int64(text):
+        raise G2PLError(f"bad generator spec '{shorten(spec)}': {what} is far too large (expected {form})")
     return int(text)
 
 

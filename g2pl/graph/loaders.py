@@ -33,6 +33,7 @@ from g2pl.errors import G2PLError, G2PLRuntimeError
 from g2pl.graph.generators import GENERATOR_FORMS, generate, looks_like_generator, parse_generator
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
 from g2pl.graph.memory import check_declared
+from g2pl.numtext import beyond_int64, shorten
 
 EDGE_LIST_EXTS = (".txt", ".el", ".tsv", ".csv", ".edges")
 FORMAT_BY_EXT: dict[str, str] = {
@@ -326,11 +327,6 @@ def _scan(t: _Table, lo: int, hi: int, lineno: int, rows_before: int, out: list[
     return count
 
 
-def _short(tok: str) -> str:
-    """A token as shown in a message: long ones cut in the middle."""
-    return tok if len(tok) <= 40 else f"{tok[:16]}...{tok[-8:]}"
-
-
 def _id_error(tok: str, lo: int, hi: int, label: str, first: bool) -> str | None:
     """Message for a bad ID token, or None if it is fine."""
     if not _ID_RE.match(tok):
@@ -342,9 +338,8 @@ def _id_error(tok: str, lo: int, hi: int, label: str, first: bool) -> str | None
         if first:
             msg += " (a header line? start it with # to make it a comment)"
         return msg
-    digits = tok.lstrip("+-").lstrip("0")
-    if len(digits) > 19:  # beyond int64 (and Python will not even parse > 4300 digits)
-        return f"{label} {_short(tok)} ({len(digits)} digits) is too large" + (
+    if beyond_int64(tok):
+        return f"{label} {shorten(tok)} ({len(tok.lstrip('+-').lstrip('0'))} digits) is too large" + (
             " (IDs must be below 2^62)" if label == "vertex ID" else f" (expected {lo}..{hi - 1})")
     x = int(tok)
     if x < lo or x >= hi:
@@ -356,12 +351,12 @@ def _id_error(tok: str, lo: int, hi: int, label: str, first: bool) -> str | None
 
 def _weight_error(tok: str, what: str) -> str | None:
     if _NONFINITE_RE.match(tok):
-        return f"{what} '{_short(tok)}' is not a finite number"
+        return f"{what} '{shorten(tok)}' is not a finite number"
     if not _FLOAT_RE.match(tok):
-        return f"bad {what} '{_short(tok)}': expected a number"
+        return f"bad {what} '{shorten(tok)}': expected a number"
     x = float(tok)
     if x != x or x in (float("inf"), float("-inf")):
-        return f"{what} '{_short(tok)}' is not a finite number (overflows float64)"
+        return f"{what} '{shorten(tok)}' is not a finite number (overflows float64)"
     if x < 0:
         return f"negative {what} {tok} ({what}s must be non-negative)"
     return None
@@ -510,8 +505,8 @@ def load_mtx(path: str, directed: bool = False) -> Graph:
             file=path,
             line=s_line,
         )
-    if any(len(x.lstrip("+0")) > 19 for x in stoks):
-        raise G2PLError(f"the size line '{_short(s_body.strip())}' declares a number too large for int64",
+    if any(beyond_int64(x) for x in stoks):
+        raise G2PLError(f"the size line '{shorten(s_body.strip())}' declares a number too large for int64",
                         file=path, line=s_line)
     nrows, ncols, nnz = (int(x) for x in stoks)
     nv = max(nrows, ncols)
