@@ -198,7 +198,7 @@ def _plan_summary(prog, entry: str) -> str:
 
     for s in plan.exchange_states():
         for x in s.exchange:
-            lines.append(f"  state {s.id:>3} (line {x.instr.span.line}): {describe_exchange(x, plan.proc, plan.prune)}")
+            lines.append(f"  state {s.id:>3} (line {x.instr.span.line}): {describe_exchange(x, plan.proc)}")
     return "\n".join(lines)
 
 

@@ -173,13 +173,20 @@ SPARSE_AND = """p(t: float) {
 def test_set_and_expression_is_evaluated_at_the_members_only_when_they_are_few(monkeypatch) -> None:
     import numpy as np
 
-    from g2pl.runtime.engine import Runtime
+    from g2pl.runtime.edges import Members
 
     sparse: list[int] = []
-    plain = Runtime.bools_at
-    monkeypatch.setattr(Runtime, "bools_at", lambda rt, idx, vals, dom: sparse.append(len(idx)) or plain(rt, idx, vals, dom))
+    plain = Members.if_few
+
+    def if_few(members, mask):
+        idx = plain(members, mask)
+        if idx is not None:
+            sparse.append(len(idx))
+        return idx
+
+    monkeypatch.setattr(Members, "if_few", if_few)
     prog = g2pl.compile(SPARSE_AND)
-    assert prog.python().count("rt.members_if_few(") == 3  # A, B and C; B's mask is dense at run time
+    assert prog.python().count("within=") == 3  # A, B and C; B's mask is dense at run time
     rng = np.random.default_rng(4)
     src, dst = rng.integers(0, 5000, 20000) * 7, rng.integers(0, 5000, 20000) * 7
     w = rng.choice([0.5, 1.0, 2.0, 4.0, 9.0], 20000, p=[0.3, 0.3, 0.3, 0.07, 0.03])

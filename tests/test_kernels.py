@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from g2pl.compiler.exchange import Spec
 from g2pl.runtime import kernels as K
 
 OPS = ["sum", "min", "max", "and", "or", "count", "avg", "argmin", "argmax"]
@@ -209,7 +210,6 @@ def test_nbr_combine_over_restricted_views_matches_brute_force():
     for directed in (False, True):
         g, rt = _runtime("er:300:1500", directed)
         rng = np.random.default_rng(11)
-        adj = rt.adj(out=False)
         alive = np.ones(g.n, dtype=bool)
         for step in range(8):
             # a shrinking sender set: views are filtered from views (a new array, as program values are
@@ -227,19 +227,23 @@ def test_nbr_combine_over_restricted_views_matches_brute_force():
                      ("or", rng.random(g.n) < 0.1, "bool"), ("and", rng.random(g.n) < 0.9, "bool")]
             for msk in (alive, None, alive.copy()):
                 for op, v, elem in cases:
-                    got = rt.nbr_combine(op, v, msk, adj, elem)
+                    spec = Spec(0, "nbr", op=op, elem=elem)
+                    if msk is None:
+                        got = rt.nbr_combine(spec, (v,), lambda x: (x, None))
+                    else:
+                        got = rt.nbr_combine(spec, (v, msk), lambda x, m: (x, m))
                     exp = _brute_nbr(op, g, v, msk, elem)
                     if op in ("avg", "sum") and elem == "float":
                         assert np.allclose(got, exp, equal_nan=True, rtol=1e-12), (op, step)
                     else:
                         assert got.tolist() == [e.item() if hasattr(e, "item") else e for e in exp], (op, elem, step)
-            got = rt.nbr_combine("sum", 1, alive, adj, "int")  # a constant: counts
+            got = rt.nbr_combine(Spec(0, "nbr", op="sum", elem="int"), (alive,), lambda m: (1, m))  # counts
             assert got.tolist() == _brute_nbr("count", g, np.ones(g.n), alive, "int")
 
 
 def test_restricted_view_float_sums_are_bit_identical():
     g, rt = _runtime("er:400:3000")
-    adj = rt.adj(out=False)
+    adj = rt.nbr.adj(False)
     rng = np.random.default_rng(2)
     v = rng.standard_normal(g.n) * 10.0 ** rng.integers(-5, 5, g.n)
     msk = rng.random(g.n) < 0.2
@@ -266,12 +270,12 @@ def test_constant_weights_view_and_sparse_endpoint_buffers():
     held = []
     for step in range(6):
         need = rng.random(g.m) < 0.05
-        a = rt.at_endpoint(ext, "dst", need)
-        b = rt.at_endpoint(ext, "src", need)
+        a = rt.edges.at_endpoint(ext, "dst", need)
+        b = rt.edges.at_endpoint(ext, "src", need)
         assert np.array_equal(a, np.where(need, ext[g.dst], 0)) and np.array_equal(b, np.where(need, ext[g.src], 0))
         if step % 2:
             held.append((a, a.copy()))  # the program keeps this one: it must not be reused
-        rt.end_superstep(0)
+        rt.barrier(0)
     for a, snapshot in held:
         assert np.array_equal(a, snapshot)
 
@@ -296,12 +300,12 @@ def test_endpoint_reads_updated_from_earlier_answers():
                     v[flip] += 1
                 vals[key] = v
                 for side, ends in (("src", g.src), ("dst", g.dst)):
-                    got = rt.at_endpoint(v, side)
+                    got = rt.edges.at_endpoint(v, side)
                     exp = v[ends]
                     assert got.dtype == exp.dtype and np.array_equal(got.view(np.uint8), exp.view(np.uint8))
                     if rng.random() < 0.3:
                         held.append((got, exp))
-            rt.end_superstep(0)
+            rt.barrier(0)
         for got, exp in held:
             assert np.array_equal(got.view(np.uint8), exp.view(np.uint8))
 
@@ -323,9 +327,9 @@ def test_gather_reduce_in_blocks_matches_plain_reduce(monkeypatch):
 
 
 def test_edges_within_matches_the_literal_conjunction_as_sets_shrink_and_grow():
-    """`edges_within` (the edgeset pass) equals `X[src] & Y[dst]` every round: while both sets only
+    """`Edges.within` (the edgeset pass) equals `X[src] & Y[dst]` every round: while both sets only
     shrink it re-checks just the previous members, a set that grows again forces a full pass, and
-    the members it remembers serve `members_if_few` and `mark_endpoints`."""
+    the members it remembers serve `Members.if_few` and `mark`."""
     for directed in (False, True):
         g, rt = _runtime("er:400:1200", directed)
         rng = np.random.default_rng(5)
@@ -337,13 +341,13 @@ def test_edges_within_matches_the_literal_conjunction_as_sets_shrink_and_grow():
             else:
                 x = x & (rng.random(g.n) < 0.75)
                 y = y & (rng.random(g.n) < 0.9)
-            got = rt.edges_within(((x, "src"), (y, "dst")), 1)
+            got = rt.edges.within(1, ((x, "src"), (y, "dst")))
             exp = x[g.src] & y[g.dst]
             assert got.tolist() == exp.tolist(), (directed, step)
-            few = rt.members_if_few(got)
+            few = rt.members.if_few(got)
             if few is not None:
                 assert few.tolist() == np.flatnonzero(exp).tolist()
-            marked = rt.mark_endpoints(got, ("src",))
+            marked = rt.mark(got, sides=("src",))
             assert np.flatnonzero(marked).tolist() == sorted(set(g.src[exp].tolist()))
         assert rt.stats.edge_sets["shrunk"] > 0 and rt.stats.edge_sets["full"] >= 2
 

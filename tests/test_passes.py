@@ -186,7 +186,7 @@ def test_pack_shrinks_the_record_layout() -> None:
     text = prog.plan_text()
     assert "S.value:float" in text and "PR:float" not in text.split("state 0")[1]
     unpacked = g2pl.compile(FIXTURES / "pack" / "sender_value.g2pl", disable=("pack",)).plan_text()
-    assert "record layout" in unpacked and "record layout" not in text
+    assert "bytes per mirror" in unpacked and "bytes per mirror" not in text and "packed S.value:float" in text
 
 
 def test_direction_pushes_small_frontiers() -> None:
@@ -209,7 +209,7 @@ def test_edgeset_rechecks_only_the_shrinking_edge_set() -> None:
     assert on.stats["edge_sets"]["shrunk"] > 0 and on.stats["edge_sets"]["full"] >= 1
     assert off.stats["edge_sets"] == {"full": 0, "shrunk": 0}
     assert (on.stats["supersteps"], on.stats["messages"]) == (off.stats["supersteps"], off.stats["messages"])
-    assert "rt.edges_within(" in g2pl.compile(ROOT / "programs" / "matching.g2pl").python()
+    assert "within=True" in g2pl.compile(ROOT / "programs" / "matching.g2pl").python()
 
 
 def test_edgeset_leaves_a_set_read_before_its_computation_alone() -> None:
@@ -374,7 +374,7 @@ def test_verifier_checks_send_and_receiver_conditions() -> None:
     for what, broken in bad.items():
         plan = _bfs().plan
         s2, k2, _x = _nbr_exchange(plan)
-        s2.exchange[k2] = type(x)(broken, x.phase)
+        s2.exchange[k2] = dataclasses.replace(s2.exchange[k2], instr=broken)
         with pytest.raises(PlanError, match=what):
             verify_plan(plan)
 
@@ -386,15 +386,15 @@ def test_verifier_checks_exchange_groups_and_fields() -> None:
     plan = _bfs().plan
     s, k, x = _nbr_exchange(plan)
     agg = next(y.instr for y in s.exchange if isinstance(y.instr, ir.GlobalReduce))
-    s.exchange[k] = type(x)(dataclasses.replace(x.instr, recv=ir.Load("bool", x.instr.span, agg.target, "scalar")),
-                            x.phase)
+    s.exchange[k] = dataclasses.replace(x, instr=dataclasses.replace(
+        x.instr, recv=ir.Load("bool", x.instr.span, agg.target, "scalar")))
     with pytest.raises(PlanError, match=f"reads {agg.target.replace('$', '[$]')} before it is assigned"):
         verify_plan(plan)
     # an aggregator whose target has another type than the reduction makes
     plan = _bfs().plan
     s, k, x = _nbr_exchange(plan)
     j = next(n for n, y in enumerate(s.exchange) if isinstance(y.instr, ir.GlobalReduce))
-    s.exchange[j] = type(x)(dataclasses.replace(s.exchange[j].instr, elem="int"), "")
+    s.exchange[j] = dataclasses.replace(s.exchange[j], instr=dataclasses.replace(s.exchange[j].instr, elem="int"))
     with pytest.raises(PlanError, match="scalar bool, but the instruction makes scalar int"):
         verify_plan(plan)
 
@@ -420,17 +420,44 @@ def test_verifier_checks_endpoint_exchanges() -> None:
 
     plan, s, k, i = plan_and_exchange()
     t = i.targets[0]
-    s.exchange[k] = type(s.exchange[k])(dataclasses.replace(i, need=ir.Load("bool", i.span, t, "edge")), "")
+    s.exchange[k] = dataclasses.replace(s.exchange[k], instr=dataclasses.replace(i, need=ir.Load("bool", i.span, t, "edge")))
     with pytest.raises(PlanError, match="which the exchange brings"):
         verify_plan(plan)
     plan, s, k, i = plan_and_exchange()
     (var, side, _e), *rest = i.fields
-    s.exchange[k] = type(s.exchange[k])(dataclasses.replace(i, fields=((var, side, "int"), *rest)), "")
+    s.exchange[k] = dataclasses.replace(s.exchange[k], instr=dataclasses.replace(i, fields=((var, side, "int"), *rest)))
     with pytest.raises(PlanError, match="vertex set, but the instruction makes vertex graph of int"):
         verify_plan(plan)
     plan, s, k, i = plan_and_exchange()
-    s.exchange[k] = type(s.exchange[k])(dataclasses.replace(i, targets=i.targets[:1]), "")
+    s.exchange[k] = dataclasses.replace(s.exchange[k], instr=dataclasses.replace(i, targets=i.targets[:1]))
     with pytest.raises(PlanError, match="fields for 1 targets"):
+        verify_plan(plan)
+
+
+def test_verifier_checks_exchange_specs_against_their_instructions() -> None:
+    """The runtime trusts the spec alone: a spec that says less or other than its instruction needs
+    (no presence for a send condition, a push its instruction does not allow, another edge set) or
+    that two exchanges share (their caches would mix) is a PlanError."""
+    import dataclasses
+
+    for change, what in ((dict(presence=False), "presence"), (dict(policy="pull"), "policy"),
+                         (dict(op="min"), "op/elem/out"), (dict(per_entry=True), "per_entry")):
+        plan = _bfs().plan
+        s, k, x = _nbr_exchange(plan)
+        s.exchange[k] = dataclasses.replace(x, spec=dataclasses.replace(x.spec, **change))
+        with pytest.raises(PlanError, match=f"spec X{x.spec.id} disagrees: {what}"):
+            verify_plan(plan)
+    plan = _bfs().plan
+    s, k, x = _nbr_exchange(plan)
+    other = next(n for n, y in enumerate(s.exchange) if n != k)
+    s.exchange[other] = dataclasses.replace(s.exchange[other], spec=dataclasses.replace(
+        s.exchange[other].spec, id=x.spec.id))
+    with pytest.raises(PlanError, match="share a spec id"):
+        verify_plan(plan)
+    plan = _bfs().plan
+    s, k, x = _nbr_exchange(plan)
+    s.exchange[k] = dataclasses.replace(x, spec=None)
+    with pytest.raises(PlanError, match="has no spec"):
         verify_plan(plan)
 
 

@@ -52,7 +52,8 @@ def test_user_text_in_comments_and_file_names_is_neutralized(tmp_path):
     tree = __import__("ast").parse(code)
     imports = [n for n in __import__("ast").walk(tree) if isinstance(n, (__import__("ast").Import,
                                                                          __import__("ast").ImportFrom))]
-    assert {a.name for n in imports for a in n.names} <= {"math", "numpy"}
+    assert {a.name for n in imports for a in n.names} <= {"math", "numpy", "Spec", "Broadcast"}
+    assert {n.module for n in imports if isinstance(n, __import__("ast").ImportFrom)} <= {"g2pl.compiler.exchange"}
     assert g2pl.compile(evil).run(GRAPH)["x"] == 1
 
 

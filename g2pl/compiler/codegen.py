@@ -9,6 +9,7 @@ and anything quoted (file names, source text in comments) goes through
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -18,6 +19,7 @@ from pathlib import Path
 import jinja2
 
 from g2pl.compiler import ir
+from g2pl.compiler.exchange import Broadcast, Spec
 from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan, exchange_fields
 
 _BINARY = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
@@ -75,10 +77,11 @@ def _const(value: object, elem: str) -> str:
 class _ExGen:
     """Renders a local expression for one domain (S, V, E or A)."""
 
-    def __init__(self, dom: str) -> None:
+    def __init__(self, dom: str, fields: dict[str, str] | None = None) -> None:
         self.dom = dom
         self.lib = "np" if dom == "S" else "xp"
         self.adj_reads: dict[tuple[str, str], str] = {}  # (var, pos) -> local name, for domain A
+        self.fields = fields or {}  # domain X: the local name of each arrived field (ext array)
 
     def __call__(self, e: ir.Ex) -> str:
         return getattr(self, "_ex_" + type(e).__name__)(e)
@@ -92,10 +95,7 @@ class _ExGen:
         if e.kind == "scalar" or e.pos == "here":
             return pyname(e.var)
         if self.dom == "X":  # sender side, over owned + ghost vertices: the exchanged (ext) array
-            key = (e.var, "nbr")
-            if key not in self.adj_reads:
-                self.adj_reads[key] = f"_x{len(self.adj_reads)}"
-            return self.adj_reads[key]
+            return self.fields[e.var]
         key = (e.var, e.pos)
         if key not in self.adj_reads:
             prefix = {"nbr": "nb", "self": "sf", "edge": "ed"}[e.pos]
@@ -107,7 +107,7 @@ class _ExGen:
         if self.dom == "X":
             return "rt.ext_ids"
         return {"here": "rt.ids", "src": "rt.src_ids", "dst": "rt.dst_ids",
-                "nbr": "rt.ext_ids[_nbr]", "self": "rt.ids[_own]"}[e.pos]
+                "nbr": "E.nbr_ids", "self": "E.own_ids"}[e.pos]
 
     def _ex_Op(self, e: ir.Op) -> str:
         a = [self(x) for x in e.args]
@@ -123,24 +123,24 @@ class _ExGen:
         if op == "/":
             return f"{self.lib}.true_divide({a[0]}, {a[1]})"
         if op == "%":
-            return f"rt.mod({a[0]}, {a[1]})"
+            return f"ops.mod({a[0]}, {a[1]})"
         if op in _FUNCS:
             return f"{self.lib}.{_FUNCS[op]}({', '.join(a)})"
         if op == "int":
-            return f"rt.to_int({a[0]})"
+            return f"ops.to_int({a[0]})"
         if op == "float":
-            return f"rt.to_float({a[0]})"
+            return f"ops.to_float({a[0]})"
         raise NotImplementedError(op)
 
     def _ex_Where(self, e: ir.Where) -> str:
         c, a, b = self(e.cond), self(e.then), self(e.other)
         if self.dom == "S":
             return f"({a} if {c} else {b})"
-        return f"rt.where({c}, {a}, {b})"
+        return f"ops.select({c}, {a}, {b})"
 
     def _ex_Rand(self, e: ir.Rand) -> str:
         if self.dom == "A":
-            return f"rt.rand({e.site}, 'A', adj, _E)"
+            return f"rt.rand({e.site}, 'A', E)"
         return f"rt.rand({e.site}, {self.dom!r})"
 
 
@@ -183,9 +183,8 @@ def at_sender(e: ir.Ex) -> ir.Ex:
     return ir.map_leaves(e, leaf)
 
 
-def _varies(e: ir.Ex) -> bool:
-    """True if the expression differs between vertices (reads a vertex value or an ID)."""
-    return any(isinstance(n, ir.Load) and n.kind != "scalar" or isinstance(n, ir.Ids) for n in ir.walk(e))
+def _lambda(params: str) -> str:
+    return f"lambda {params}: " if params else "lambda: "
 
 
 class CodeGen:
@@ -193,6 +192,7 @@ class CodeGen:
         self.plan = plan
         self.proc = plan.proc
         self.src = plan.proc.source_lines
+        self.broadcasts: dict[Broadcast, str] = {}  # module constant of each naive broadcast record
 
     def line_comment(self, line: int) -> str:
         text = self.src[line - 1].strip() if 1 <= line <= len(self.src) else ""
@@ -212,163 +212,100 @@ class CodeGen:
         return getattr(self, "_instr_" + type(i).__name__)(i)
 
     def _instr_Compute(self, i: ir.Compute) -> list[str]:
-        s = self.ex(i.ex, i.dom)
-        elem = self.elem_of(i.target)
-        conv = {"S": "rt.scalar", "V": "rt.as_v", "E": "rt.as_e"}[i.dom]
-        line = f"{pyname(i.target)} = {conv}({s}, {elem!r})"
         rest = _sparse_conjunction(i)
         if rest is not None:  # few members: the rest only at them
-            m = pyname(i.ex.args[0].var)
-            line = (f"{pyname(i.target)} = {conv}({s}, {elem!r}) if (_i := rt.members_if_few({m})) is None "
-                    f"else rt.bools_at(_i, {_AtExGen(i.dom)(rest)}, {i.dom!r})  # sparse {_comment(i.ex.args[0].var)}")
-        return [line]
+            m = i.ex.args[0].var
+            return [f"{pyname(i.target)} = rt.vmap(lambda _i: {_AtExGen(i.dom)(rest)}, {i.dom!r}, 'bool', "
+                    f"within={pyname(m)})  # evaluated only at the members of {_comment(m)} when they are few"]
+        return [f"{pyname(i.target)} = rt.vmap({self.ex(i.ex, i.dom)}, {i.dom!r}, {self.elem_of(i.target)!r})"]
 
     def _instr_MarkEndpoints(self, i: ir.MarkEndpoints) -> list[str]:
-        s = self.ex(i.mask, "E")
-        return [f"{pyname(i.target)} = rt.mark_endpoints({s}, {i.sides!r})"]
+        return [f"{pyname(i.target)} = rt.mark({self.ex(i.mask, 'E')}, sides={i.sides!r})"]
 
-    def _instr_NbrReduce(self, i: ir.NbrReduce) -> list[str]:
-        lines = [f"adj = rt.adj(out={i.out})"]
-        send = None
-        if i.send is not None:  # prune: the sender-side condition, evaluated by each sender
-            src = self.ex(at_sender(i.send), "V")
-            lines += [f"_send = {src}  # only these vertices send (prune)"]
-            send = "_send"
-        if ir.sender_only(i.value) and ir.sender_only(i.mask):
-            lines += self._nbr_sender_side(i, send)
-        else:
-            lines += self._nbr_per_entry(i, send)
-        return lines
-
-    def _exchange_call(self, arrays: list[str], names: list[str], send: str | None, what: str) -> tuple[str, str]:
-        """`lhs = rt.exchange_fields(...)` for these vertex arrays; returns (line, presence name or '')."""
-        outs = [f"_x{k}" for k in range(len(arrays))]
-        pres = "_present" if send is not None else ""
-        lhs = ", ".join(outs + ([pres] if pres else []))
-        args = f"({''.join(a + ', ' for a in arrays)}), ({''.join(repr(n) + ', ' for n in names)})"
-        if send is not None:
-            args += f", send={send}"
-        if not lhs:
-            return f"rt.exchange_fields({args})  # {what}", pres
-        return f"{lhs}, = rt.exchange_fields({args})  # {what}", pres
-
-    def _nbr_sender_side(self, i: ir.NbrReduce, send: str | None) -> list[str]:
-        """The message value depends on the sender alone: each sender computes it once, then the
-        receivers combine (sums, counts and or/and as CSR mat-vec products)."""
-        lines: list[str] = []
-        if self.plan.pack:
-            arrays, names, exts = [], [], {}
+    def _nbr_combine(self, x: Exch) -> list[str]:
+        """Sender-side parts (send condition, message values), then one `rt.nbr_combine` call with the
+        exchange's spec, the vertex arrays that travel and the head over what arrived."""
+        i, spec = x.instr, x.spec
+        lines, kw = [], ""
+        if spec.presence:  # prune: the sender-side condition, evaluated by each sender
+            lines.append(f"_send = {self.ex(at_sender(i.send), 'V')}  # only these vertices send")
+            kw += ", send=_send"
+        if i.recv is not None:
+            lines.append(f"_recv = {self.ex(i.recv, 'V')}  # only these receivers use the result")
+            kw += ", recv=_recv"
+        if spec.per_entry:
+            head, arrays, what = self._entry_head(i, spec), [pyname(n) for n, _e in spec.fields], "fields"
+        elif spec.transport == "packed":
+            arrays, exts = [], {}
             for role, ex in (("value", i.value), ("mask", i.mask)):
                 if ex is None:
                     continue
                 src = self.ex(at_sender(ex), "V")
-                if not _varies(ex):
-                    exts[role] = src
+                if (f"{i.target}.{role}", "bool" if role == "mask" else ex.elem) not in spec.fields:
+                    exts[role] = src  # the same at every sender
                     continue
-                lines += [f"_{role} = {src}  # computed by each sender"]
+                lines.append(f"_{role} = {src}  # computed by each sender")
+                exts[role] = f"_x{len(arrays)}"
                 arrays.append(f"_{role}")
-                names.append(f"{i.target}.{role}")
-                exts[role] = f"_x{len(arrays) - 1}"
-            call, pres = self._exchange_call(arrays, names, send, "the message: only what this superstep needs")
-            lines.append(call)
-            val, mask = exts.get("value", "None"), exts.get("mask")
+            params = ", ".join(f"_x{k}" for k in range(len(arrays)))
+            head, what = [f"{_lambda(params)}({exts.get('value', 'None')}, {exts.get('mask', 'None')})"], "message"
         else:
-            g = _ExGen("X")
-            val = g(i.value)
-            mask = g(i.mask) if i.mask is not None else None
-            reads = list(g.adj_reads)
-            arrays = [pyname(v) for v, _ in reads]
-            names = [v for v, _ in reads]
-            call, pres = self._exchange_call(arrays, names, send,
-                                             f"message fields {', '.join(_comment(v) for v in names) or '(none)'}")
-            lines.append(call)
-        if pres:
-            mask = pres if mask is None else f"xp.logical_and({pres}, {mask})"
-        if self.plan.prune:
-            lines.append(f"rt.count_messages(adj, {pres or 'None'})")
-        push = ""
-        if i.push and pres:
-            lines.append(f"_E = rt.active_entries(adj, {pres}, {self.site()})  # push from few senders, else pull")
-            push = ", entries=_E"
-        if i.recv is not None:
-            src = self.ex(i.recv, "V")
-            lines += [f"_recv = {src}  # only these receivers use the result: the pull skips the rest"]
-            push += ", recv=_recv"
-        lines.append(f"{pyname(i.target)} = rt.nbr_combine({i.op!r}, {val}, {mask or 'None'}, adj, {i.elem!r}{push})")
-        return lines
+            g = _ExGen("X", {n: f"_x{k}" for k, (n, _e) in enumerate(spec.fields)})
+            val, mask = g(i.value), g(i.mask) if i.mask is not None else "None"
+            params = ", ".join(f"_x{k}" for k in range(len(spec.fields)))
+            head, arrays, what = [f"{_lambda(params)}({val}, {mask})"], [pyname(n) for n, _e in spec.fields], "fields"
+        desc = ", ".join(_comment(n) for n, _e in spec.fields) or "none"
+        call = (f"{pyname(i.target)} = rt.nbr_combine(X{spec.id}, ({''.join(a + ', ' for a in arrays)}), "
+                f"{head[-1].strip()}{kw})  # {what}: {desc}")
+        return lines + head[:-1] + [call]
 
-    def site(self) -> int:
-        self._sites = getattr(self, "_sites", 0) + 1
-        return self._sites
-
-    def _nbr_per_entry(self, i: ir.NbrReduce, send: str | None) -> list[str]:
-        """General case: fields travel to the receivers, which evaluate the head per adjacency entry."""
+    def _entry_head(self, i: ir.NbrReduce, spec) -> list[str]:
+        """`def _head(E, _x0, ...)`: the value and filter per adjacency entry E (sender E.nbr, receiver
+        E.own, edge E.eid), over the arrived fields; its name is the last line."""
         g = _ExGen("A")
         val = g(i.value)
-        mask = g(i.mask) if i.mask is not None else None
-        nbr = [(var, local) for (var, pos), local in g.adj_reads.items() if pos == "nbr"]
-        call, pres = self._exchange_call([pyname(v) for v, _ in nbr], [v for v, _ in nbr], send,
-                                         f"message fields {', '.join(_comment(v) for v, _ in nbr) or '(none)'}")
-        lines = [call]
-        if self.plan.prune:
-            lines.append(f"rt.count_messages(adj, {pres or 'None'})")
-        if i.push and pres:
-            lines.append(f"_E = rt.active_entries(adj, {pres}, {self.site()}, per_entry=True)  "
-                         "# push from few senders, else pull")
-        else:
-            lines.append("_E = None  # every adjacency entry (pull)")
-        lines += ["_nbr = rt.entry_index(adj, 'nbr', _E)", "_own = rt.entry_index(adj, 'owner', _E)",
-                  "_eid = rt.entry_index(adj, 'eid', _E)"]
-        for k, (_v, local) in enumerate(nbr):
-            lines.append(f"{local} = _x{k}[_nbr]")
+        mask = g(i.mask) if i.mask is not None else "None"
+        field_of = {n: k for k, (n, _e) in enumerate(spec.fields)}
+        params = "".join(f", _x{k}" for k in range(len(spec.fields)))
+        body = []
         for (var, pos), local in g.adj_reads.items():
-            if pos == "self":
-                lines.append(f"{local} = {pyname(var)}[_own]")
-            elif pos == "edge":
-                lines.append(f"{local} = rt.take({pyname(var)}, _eid)")
-        if pres:
-            lines.append(f"_sent = {pres}[_nbr]")
-            mask = "_sent" if mask is None else f"xp.logical_and(_sent, {mask})"
-        lines.append(f"{pyname(i.target)} = rt.nbr_reduce({i.op!r}, {val}, {mask or 'None'}, adj, {i.elem!r}, _E)")
-        return lines
+            if pos == "nbr":
+                body.append(f"{local} = _x{field_of[var]}[E.nbr]")
+            elif pos == "self":
+                body.append(f"{local} = {pyname(var)}[E.own]")
+            else:
+                body.append(f"{local} = E.edge({pyname(var)})")
+        name = f"_head{spec.id}"
+        return [f"def {name}(E{params}):  # per adjacency entry E"] + ["    " + b for b in body] + [
+            f"    return {val}, {mask}", name]
 
-    def _instr_GlobalReduce(self, i: ir.GlobalReduce) -> list[str]:
-        val, mask = self.ex(i.value, i.dom), self.ex(i.mask, i.dom)
-        return [
-            f"h_{pyname(i.target)} = rt.aggregate({i.op!r}, {val}, {mask}, {i.dom!r}, {i.elem!r})"
-        ]
+    def _instr_GlobalReduce(self, x: Exch) -> list[str]:
+        i = x.instr
+        return [f"rt.aggregate(X{x.spec.id}, {self.ex(i.value, i.dom)}, {self.ex(i.mask, i.dom)})"]
 
-    def _instr_EndpointExchange(self, i: ir.EndpointExchange) -> list[str]:
-        vars_ = list(dict.fromkeys(var for var, _side, _elem in i.fields))
-        exts = {v: f"_x{k}" for k, v in enumerate(vars_)}
-        lines = [f"{', '.join(exts.values())}, = rt.endpoints(({', '.join(pyname(v) for v in vars_)},), "
-                 f"({', '.join(repr(v) for v in vars_)},))  # vertex values for edge endpoints"]
-        need = "None"
-        if self.plan.prune and i.need is not None:
-            need = self.ex(i.need, "E")
-            lines += [f"_need = {need}  # the values are only used along these edges"]
-            need = "_need"
-        if self.plan.prune:
-            lines.append(f"rt.count_messages(None, edges={need})")
-        if i.within is not None:  # edgeset: the conjunction of the fields, as a shrinking set
-            parts = "".join(f"({exts[var]}, {side!r}), " for var, side, _elem in i.fields)
-            return lines + [f"{pyname(i.within)} = rt.edges_within(({parts}), {self.site()})  "
+    def _endpoints(self, x: Exch) -> list[str]:
+        i, spec = x.instr, x.spec
+        arrays = "".join(pyname(v) + ", " for v, _e in spec.fields)
+        lines, kw = [], ""
+        if spec.need:
+            lines.append(f"_need = {self.ex(i.need, 'E')}  # the values are only used along these edges")
+            kw = ", need=_need"
+        if spec.within:  # edgeset: the conjunction of the fields, as a shrinking set
+            return lines + [f"{pyname(i.within)}, = rt.endpoints(X{spec.id}, ({arrays}){kw})  "
                             f"# edges with {_comment(i.conjunction())}"]
-        for (var, side, _elem), t in zip(i.fields, i.targets):
-            lines.append(f"{pyname(t)} = rt.at_endpoint({exts[var]}, {side!r}, {need})  # {_comment(var)} at {side}")
-        return lines
+        reads = ", ".join(f"{_comment(v)}@{side}" for v, side, _e in i.fields)
+        return lines + [f"{''.join(pyname(t) + ', ' for t in i.targets)}= rt.endpoints(X{spec.id}, ({arrays}){kw})  "
+                        f"# {reads}"]
 
-    def _instr_RemoteMark(self, i: ir.RemoteMark) -> list[str]:
-        idx, mask = self.ex(i.index, i.dom), self.ex(i.mask, i.dom)
-        return [f"{pyname(i.target)} = rt.remote_mark({idx}, {mask}, {i.dom!r})"]
-
-    def remote_read(self, i: ir.RemoteRead, phase: str) -> list[str]:
+    def _remote(self, x: Exch) -> list[str]:
+        i = x.instr
+        if isinstance(i, ir.RemoteMark):
+            return [f"{pyname(i.target)} = rt.mark({self.ex(i.mask, i.dom)}, ids={self.ex(i.index, i.dom)}, "
+                    f"spec=X{x.spec.id})"]
         req = "rq" + pyname(i.target)
-        if phase == "request":
-            idx = self.ex(i.index, i.dom)
-            conv = "rt.as_v" if i.dom == "V" else "rt.as_e"
-            return [f"{req} = rt.remote_request({conv}({idx}, 'vid'))"]
-        return [f"{pyname(i.target)} = rt.remote_reply({pyname(i.var)}, {req}, {i.elem!r})"]
+        if x.phase == "request":
+            return [f"{req} = rt.remote_request(X{x.spec.id}, {self.ex(i.index, i.dom)})"]
+        return [f"{pyname(i.target)} = rt.remote_reply(X{x.spec.id}, {pyname(i.var)}, {req})"]
 
     # ---- states
 
@@ -389,19 +326,27 @@ class CodeGen:
             for x in s.exchange:
                 body.append(self.line_comment(x.instr.span.line))
                 body += self.exchange(x)
-            body.append(f"rt.end_superstep({s.id})  # barrier; aggregators combined")
-            for x in s.exchange:
-                if isinstance(x.instr, ir.GlobalReduce):
-                    t = pyname(x.instr.target)
-                    body.append(f"{t} = rt.result(h_{t})")
+            aggs = "".join(pyname(x.instr.target) + ", " for x in s.exchange if isinstance(x.instr, ir.GlobalReduce))
+            naive = "" if s.broadcast is None else f", {self.broadcast_name(s.broadcast)}"
+            body.append(f"{aggs + '= ' if aggs else ''}rt.barrier({s.id}{naive})  # end of superstep"
+                        f"{'; aggregators combined' if aggs else ''}")
         body += self.terminator(s)
         out += ["    " + b for b in body]
         return out
 
     def exchange(self, x: Exch) -> list[str]:
-        if isinstance(x.instr, ir.RemoteRead):
-            return self.remote_read(x.instr, x.phase)
-        return self.instr(x.instr)
+        kind = x.spec.kind
+        if kind == "nbr":
+            return self._nbr_combine(x)
+        if kind == "endpoint":
+            return self._endpoints(x)
+        if kind == "aggregate":
+            return self._instr_GlobalReduce(x)
+        return self._remote(x)
+
+    def broadcast_name(self, b: Broadcast) -> str:
+        """Module constant of a naive broadcast record (one per distinct record)."""
+        return self.broadcasts.setdefault(b, f"B{len(self.broadcasts)}")
 
     def terminator(self, s) -> list[str]:
         t = s.term
@@ -437,39 +382,45 @@ class CodeGen:
 
     def module(self) -> str:
         plan = self.plan
-        fields = plan.program_fields()
-        prologue = []
-        for name, ty in self.proc.params:
-            prologue.append(f"{pyname(name)} = rt.scalar(args[{name!r}], {ty.elem!r})  # parameter {name}: {ty.elem}")
+        prologue = [f"{pyname(name)} = rt.vmap(args[{name!r}], 'S', {ty.elem!r})  # parameter {name}: {ty.elem}"
+                    for name, ty in self.proc.params]
         names = self.variables()
+        prologue.append("state, _saved = rt.resume(VARIABLES)  # --resume: the last checkpoint's state and values")
         if names:
-            prologue.append(f"{' = '.join(names)} = None  # every variable: what a checkpoint saves")
-        prologue += ["state = 0", "_saved = rt.resume()  # --resume: continue from the last checkpoint",
-                     "if _saved is not None:"]
-        if names:
-            prologue.append(f"    state, ({', '.join(names)},) = rt.restored(_saved, VARIABLES)")
-        else:
-            prologue.append("    state, _ = rt.restored(_saved, VARIABLES)")
-        states = [self.state(s) for s in plan.states]
+            prologue += [f"{' = '.join(names)} = None  # every variable: what a checkpoint saves",
+                         "if _saved is not None:", f"    {', '.join(names)}, = _saved"]
+        states = [self.state(s) for s in plan.states]  # (names the broadcast constants)
+        specs = [x.spec for s in plan.states for x in s.exchange]
+        lines = {x.spec.id: x.instr.span.line for s in plan.states for x in s.exchange}
+        consts = [f"X{sp.id} = {render_spec(sp)}  # L{lines[sp.id]}" for sp in sorted(specs, key=lambda sp: sp.id)]
+        consts += [f"{name} = Broadcast({b.record!r})  # the naive code's record, every superstep"
+                   for b, name in self.broadcasts.items()]
         return _template().render(
             file_doc=_doc(self.proc.file),
             proc_doc=_doc(self.proc.name),
             proc_lit=repr(self.proc.name),
             opt=plan.opt_level,
             params=repr([(n, t.elem) for n, t in self.proc.params]),
-            record_fields=repr([(f.name, f.elem) for f in fields]),
-            record_bytes=sum(f.size for f in fields),
             directions=repr(plan.directions()),
-            prune=plan.prune,
-            pack=plan.pack,
             rand_sites=self.proc.rand_sites,
             state_lines=repr({s.id: s.lines() for s in plan.states}),
             variables=repr(tuple(self.variables())),
             variable_types=repr(tuple(self.variable_types().values())),
             save_args=", ".join(self.variables()),
+            consts=consts,
             prologue=prologue,
             states=states,
         )
+
+
+def render_spec(sp: Spec) -> str:
+    """`Spec(...)` with the fields that differ from the defaults (names are checked identifiers)."""
+    parts = [repr(sp.id), repr(sp.kind)]
+    for f in dataclasses.fields(sp)[2:]:
+        v = getattr(sp, f.name)
+        if v != f.default:
+            parts.append(f"{f.name}={v!r}")
+    return f"Spec({', '.join(parts)})"
 
 
 def generate(plan: Plan) -> str:

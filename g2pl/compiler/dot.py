@@ -41,10 +41,8 @@ def exchange_cost(x: Exch, plan: Plan) -> str:
     """What one exchange's records carry, in a line: fields and sizes (or the packed layout)."""
     i = x.instr
     if isinstance(i, (ir.NbrReduce, ir.EndpointExchange)):
-        if plan.pack:
-            from g2pl.compiler.passes.pack import layout
-
-            fields = layout(i, plan.prune)
+        if x.spec.transport == "packed":
+            fields = ([("present", "bool")] if x.spec.presence else []) + list(x.spec.fields)
             bits = sum(1 if e == "bool" else 8 * ir.ELEM_SIZE[e] for _n, e in fields)
             desc = ", ".join(f"{n}:{'bit' if e == 'bool' else e}" for n, e in fields) or "no fields"
             return f"record {desc} = {bits} bit{'' if bits == 1 else 's'}"
@@ -75,7 +73,7 @@ def plan_to_dot(plan: Plan) -> str:
         for i in s.instrs:
             lines += _wrap(f"L{i.span.line}: {ir.show_instr(i)}")
         for x in s.exchange:
-            lines += _wrap(f"=> L{x.instr.span.line}: {describe_exchange(x, plan.proc, plan.prune)}")
+            lines += _wrap(f"=> L{x.instr.span.line}: {describe_exchange(x, plan.proc)}")
             cost = exchange_cost(x, plan)
             if cost:
                 lines += _wrap(f"   carries: {cost}", "      ")
@@ -104,7 +102,7 @@ def _notes(plan: Plan) -> str:
     proc = plan.proc
     lines = [f"procedure {proc.name}, -O{plan.opt_level}: {len(plan.states)} states, "
              f"{len(plan.exchange_states())} with an exchange"]
-    if not plan.pack:
+    if plan.record_sent():
         fields = plan.program_fields()
         fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "none"
         lines += _wrap(f"record (every exchange superstep): {fl} = {sum(f.size for f in fields)} B")

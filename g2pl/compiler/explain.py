@@ -166,7 +166,7 @@ def _what(x: Exch, plan: Plan) -> str:
     i = x.instr
     if isinstance(i, ir.NbrReduce):
         d = f"{i.op} over {'out' if i.out else 'in'}-neighbours -> {i.target}"
-        if i.send is not None and plan.prune:
+        if x.spec.presence and i.send is not None:
             d += f"; records only from senders where {ir.show_ex(i.send)}"
         else:
             d += "; one record per adjacency entry"
@@ -179,7 +179,7 @@ def _what(x: Exch, plan: Plan) -> str:
         d = ", ".join(f"{v}@{s}" for v, s, _e in i.fields)
         if i.within is not None:
             d += f"; their conjunction {i.within}, re-checked only on its previous edges while the sets shrink"
-        if plan.prune and i.need is not None:
+        if x.spec.need:
             d += f"; only along edges where {ir.show_ex(i.need)}"
         return d
     if isinstance(i, ir.RemoteRead):
@@ -292,7 +292,7 @@ def _render(module: A.Module, plan: Plan, rows: list[Row], general: list[str], f
     n_x = len(plan.exchange_states())
     out = [f"explain: procedure `{proc.name}` ({proc.file}), -O{plan.opt_level}: {len(plan.states)} states, "
            f"{n_x} end with an exchange (a superstep boundary); `g2pl plan` shows each state"]
-    if plan.pack:
+    if not plan.record_sent():
         out.append("records: packed per superstep, only the fields each exchange needs (bools as bits)")
     else:
         fields = plan.program_fields()

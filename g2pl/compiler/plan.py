@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from g2pl.compiler import ir
+from g2pl.compiler.exchange import Broadcast, Spec, baseline
 from g2pl.compiler.limits import deep_stack
 
 
@@ -40,10 +41,12 @@ Terminator = Goto | Branch | Halt
 
 @dataclass
 class Exch:
-    """One exchange in a state's group; `phase` is 'request'/'reply' for remote reads, else ''."""
+    """One exchange in a state's group; `phase` is 'request'/'reply' for remote reads, else ''.
+    `spec` says how the runtime carries it out (written by the plan builder and the passes)."""
 
     instr: ir.Instr
     phase: str = ""
+    spec: Spec | None = None
 
 
 @dataclass
@@ -52,6 +55,7 @@ class State:
     instrs: list[ir.Instr] = field(default_factory=list)
     exchange: list[Exch] = field(default_factory=list)
     term: Terminator | None = None
+    broadcast: Broadcast | None = None  # the naive per-superstep record (None: none, after prune)
 
     def successors(self) -> list[int]:
         t = self.term
@@ -97,8 +101,16 @@ class Plan:
     states: list[State]
     opt_level: int = 0
     log: list[str] = field(default_factory=list)
-    prune: bool = False  # records only where needed (set by the prune pass)
-    pack: bool = False  # per-superstep record layouts, bools as bits (set by the pack pass)
+
+    def next_spec_id(self) -> int:
+        """An exchange spec id no exchange of the plan has yet."""
+        return 1 + max((x.spec.id for s in self.states for x in s.exchange), default=-1)
+
+    def record_sent(self) -> bool:
+        """Whether the program's whole record travels (pack has not run): in the naive broadcast or
+        in an exchange's transport."""
+        return (any(s.broadcast and s.broadcast.record for s in self.states)
+                or any(x.spec.record for s in self.states for x in s.exchange))
 
     def exchange_states(self) -> list[State]:
         return [s for s in self.states if s.exchange]
@@ -241,7 +253,14 @@ def build_plan(proc: ir.ProcIR) -> Plan:
     end = b.seq(proc.body, entry)
     if end is not None:
         end.term = Halt(None)
-    return Plan(proc, compact(b.states))
+    plan = Plan(proc, compact(b.states))
+    record = tuple((f.name, f.elem) for f in plan.program_fields())
+    exchanges = [(s, k, x) for s in plan.states for k, x in enumerate(s.exchange)]
+    for n, (s, k, x) in enumerate(exchanges):
+        s.exchange[k] = Exch(x.instr, x.phase, baseline(n, x.instr, record))
+    for s in plan.states:
+        s.broadcast = Broadcast(record) if record else None
+    return plan
 
 
 def compact(states: list[State]) -> list[State]:
@@ -291,7 +310,7 @@ def _src(plan: Plan, line: int) -> str:
     return lines[line - 1].strip() if 1 <= line <= len(lines) else ""
 
 
-def describe_exchange(x: Exch, proc: ir.ProcIR, prune: bool = False) -> str:
+def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
     i = x.instr
     if isinstance(i, ir.NbrReduce):
         fields = exchange_fields(i, proc)
@@ -306,7 +325,7 @@ def describe_exchange(x: Exch, proc: ir.ProcIR, prune: bool = False) -> str:
         cond = f" where {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return f"aggregator {i.target} = {i.op} over {'vertices' if i.dom == 'V' else 'edges'} of {ir.show_ex(i.value)}{cond}"
     if isinstance(i, ir.EndpointExchange):
-        where = f" (records only along edges where {ir.show_ex(i.need)})" if prune and i.need is not None else ""
+        where = f" (records only along edges where {ir.show_ex(i.need)})" if x.spec.need else ""
         if i.within is not None:
             return (f"endpoint exchange: {i.within} = edges with {i.conjunction()} "
                     "(re-checked only on its previous edges while the sets shrink)")
@@ -327,7 +346,7 @@ def render(plan: Plan) -> str:
     out = [f"plan for procedure `{proc.name}` ({proc.file}), -O{plan.opt_level}: "
            f"{len(plan.states)} states, {len(plan.exchange_states())} with an exchange"]
     fields = plan.program_fields()
-    if not plan.pack:
+    if any(s.broadcast and s.broadcast.record for s in plan.states):
         rb = sum(f.size for f in fields)
         fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "none"
         out.append(f"record layout (every exchange superstep, every adjacency entry): {fl} = {rb} bytes")
@@ -344,9 +363,11 @@ def render(plan: Plan) -> str:
             out.append(f"       -> {ir.show_instr(i)}")
         for x in s.exchange:
             out.append(f"  {x.instr.span.line:>4} | {_src(plan, x.instr.span.line)}")
-            out.append(f"       => {describe_exchange(x, proc, plan.prune)}")
+            out.append(f"       => {describe_exchange(x, proc)}")
+            if x.spec.kind in ("nbr", "endpoint"):
+                out.append(f"          X{x.spec.id}: {x.spec.describe()}")
         if s.exchange:
-            quiet = plan.prune and all(isinstance(x.instr, ir.GlobalReduce) for x in s.exchange)
+            quiet = s.broadcast is None and all(isinstance(x.instr, ir.GlobalReduce) for x in s.exchange)
             out.append("  -- barrier (end of superstep)" + ("; aggregators only, no records" if quiet else "") + " --")
         t = s.term
         if isinstance(t, Goto):

@@ -37,7 +37,7 @@ invariant fails at the pass, not at run time.  The invariants:
 
 from __future__ import annotations
 
-from g2pl.compiler import ir
+from g2pl.compiler import exchange, ir
 from g2pl.compiler.plan import Branch, Exch, Halt, Plan, State, exchange_fields
 
 _POSITIONS = {"S": {"here"}, "V": {"here"}, "E": {"here", "src", "dst"}, "A": {"here", "nbr", "self", "edge"}}
@@ -159,6 +159,33 @@ def _check_endpoints(i: ir.EndpointExchange, vars_: dict[str, ir.Ty], where: str
 # ---------------------------------------------------------------- definite assignment
 
 
+def _check_spec(x: Exch, where: str) -> None:
+    """The exchange's spec says what its instruction needs: the runtime trusts the spec alone."""
+    i, sp = x.instr, x.spec
+    if sp is None:
+        raise PlanError(f"{where}: exchange {ir.show_instr(i)} has no spec")
+    want = {ir.NbrReduce: "nbr", ir.EndpointExchange: "endpoint", ir.GlobalReduce: "aggregate",
+            ir.RemoteRead: "remote_read", ir.RemoteMark: "remote_mark"}[type(i)]
+    bad = [] if sp.kind == want else [f"kind {sp.kind}, not {want}"]
+    if isinstance(i, ir.NbrReduce):
+        bad += [what for what, ok in (
+            ("per_entry", sp.per_entry == (not exchange.sender_side(i))),
+            ("presence", sp.presence == (i.send is not None and sp.counted)),
+            ("policy", (sp.policy == "push-pull") == i.push),
+            ("recv", sp.recv == (i.recv is not None)),
+            ("op/elem/out", (sp.op, sp.elem, sp.out) == (i.op, i.elem, i.out))) if not ok]
+    if isinstance(i, ir.EndpointExchange):
+        fields, reads = exchange.endpoint_fields(i)
+        bad += [what for what, ok in (
+            ("fields", [n for n, _e in sp.fields] == [n for n, _e in fields] and sp.reads == reads),
+            ("need", not sp.need or i.need is not None),
+            ("within", sp.within == (i.within is not None))) if not ok]
+    if sp.transport != "packed" and sp.kind in ("nbr", "endpoint") and not sp.record and sp.fields:
+        bad.append("a record transport without the program record")
+    if bad:
+        raise PlanError(f"{where}: exchange {ir.show_instr(i)}: spec X{sp.id} disagrees: {', '.join(bad)}")
+
+
 def _initially(proc: ir.ProcIR) -> set[str]:
     return {name for name, _ty in proc.params}
 
@@ -268,7 +295,8 @@ def verify_plan(plan: Plan) -> None:
             phases = ("request", "reply") if isinstance(x.instr, ir.RemoteRead) else ("",)
             if x.phase not in phases:
                 raise PlanError(f"{where}: exchange phase {x.phase!r} for {type(x.instr).__name__}")
-            _check_instr(x.instr, vars_, where, prune=plan.prune)
+            _check_spec(x, where)
+            _check_instr(x.instr, vars_, where, prune=x.spec.counted)
         t = s.term
         if t is None:
             raise PlanError(f"{where}: no terminator")
@@ -281,6 +309,9 @@ def verify_plan(plan: Plan) -> None:
             for v in t.ret.values:
                 if vars_.get(v.var) != v.ty:
                     raise PlanError(f"{where}: returns {v.var} as {v.ty}, but it is {vars_.get(v.var)}")
+    spec_ids = [x.spec.id for s in states for x in s.exchange]
+    if len(set(spec_ids)) != len(spec_ids):
+        raise PlanError(f"two exchanges share a spec id: {sorted(spec_ids)}")
     layout: dict[str, str] = {}
     for s in states:
         for x in s.exchange:

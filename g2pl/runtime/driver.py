@@ -16,10 +16,11 @@ import numpy as np
 from g2pl.errors import G2PLRuntimeError, RunStopped
 from g2pl.runtime.checkpoint import Checkpointer, graph_digest
 from g2pl.runtime.comm import SingleComm
-from g2pl.runtime.engine import Runtime, Stats
+from g2pl.runtime.engine import Runtime
 from g2pl.runtime.launch import RankWatchdog, program_started
 from g2pl.runtime.output import convert
 from g2pl.runtime.partition import LocalGraph, partition, resolve_renumber, whole, whole_by_degree
+from g2pl.runtime.stats import Stats
 
 
 def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:

@@ -12,11 +12,33 @@ order whatever the number of ranks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from g2pl.runtime.kernels import expand_ranges
+
+
+@dataclass
+class GraphCache:
+    """What the runtime derives from a graph part once and keeps for every later run on it."""
+
+    adjacency: dict = field(default_factory=dict)  # out-direction flag -> Adjacency
+    src_ids: np.ndarray | None = None  # original ID of each local edge's u endpoint
+    dst_ids: np.ndarray | None = None
+    weight_view: np.ndarray | None = None  # the weights (stride 0 when all equal)
+    id_rank: np.ndarray | None = None  # rank of each ext vertex by original ID (packed argmin keys)
+    rank_id: np.ndarray | None = None
+    endpoint_bufs: dict = field(default_factory=dict)  # see edges.Edges.at_endpoint
+    sparse_bufs: dict = field(default_factory=dict)  # see edges.Edges.sparse_buffer
+
+    def forget_values(self) -> None:
+        """Drop what depends on a run's values (views for its sender sets, snapshots, buffers): every
+        run starts as the first one does."""
+        for a in self.adjacency.values():
+            a.forget_views()
+        self.endpoint_bufs.clear()
+        self.sparse_bufs.clear()
 
 
 @dataclass
@@ -55,6 +77,7 @@ class LocalGraph:
     order: np.ndarray | None = None
     sorted_ids: np.ndarray | None = None
     sorted_to_local: np.ndarray | None = None
+    cache: GraphCache = field(default_factory=GraphCache, repr=False, compare=False)
 
     @property
     def n_ghosts(self) -> int:

@@ -85,14 +85,15 @@ def run(plan: Plan, log: list[str]) -> Plan:
                 r = receiver_filter(plan, s, i)
                 if r is not None:
                     i = dataclasses.replace(i, recv=r)
-                    s.exchange[k] = Exch(i, x.phase)
+                    x = s.exchange[k] = Exch(i, x.phase, dataclasses.replace(x.spec, recv=True))
                     marked += 1
                     log.append(f"direction: line {i.span.line}: {i.target} pulled only at receivers where "
                                f"{ir.show_ex(r)}")
             if i.send is None or i.push:
                 continue
             if i.op in EXACT or (i.op == "sum" and i.elem == "int"):
-                s.exchange[k] = Exch(dataclasses.replace(i, push=True), x.phase)
+                s.exchange[k] = Exch(dataclasses.replace(i, push=True), x.phase,
+                                     dataclasses.replace(x.spec, policy="push-pull"))
                 marked += 1
                 log.append(f"direction: line {i.span.line}: {i.target} pushed from the active senders "
                            "when they are few, else pulled")

@@ -83,7 +83,8 @@ def run(plan: Plan, log: list[str]) -> Plan:
                 log.append(f"edgeset: line {use.span.line}: {use.target} is read between the exchange and "
                            "its computation: left as endpoint reads")
                 continue
-            s.exchange[k] = Exch(dataclasses.replace(i, within=use.target), x.phase)
+            s.exchange[k] = Exch(dataclasses.replace(i, within=use.target), x.phase,
+                                 dataclasses.replace(x.spec, within=True))
             for st in plan.states:
                 st.instrs = [ins for ins in st.instrs if ins is not use]
             done += 1

@@ -24,6 +24,8 @@ After::
 
 from __future__ import annotations
 
+import dataclasses
+
 from g2pl.compiler import ir
 from g2pl.compiler.plan import Exch, Plan, State, compact
 
@@ -86,9 +88,10 @@ def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: li
     leaks = any(any(n not in region for n in s.successors()) for s in barriers + between)
     if leaks and (not all(d.startswith("$") for d in defs) or ir.calls_rand(x)):
         return False  # it would also run on the other path: harmless only for temporaries, never for rand()
-    del t.exchange[k]
-    for b in barriers:
-        b.exchange.append(Exch(x))
+    moved = t.exchange.pop(k)
+    for n, b in enumerate(barriers):  # on several paths: each copy its own exchange (own caches, own stats)
+        spec = moved.spec if n == 0 else dataclasses.replace(moved.spec, id=plan.next_spec_id())
+        b.exchange.append(Exch(x, moved.phase, spec))
     where = ", ".join(str(b.id) for b in barriers)
     log.append(f"merge: line {x.span.line}: `{ir.show_instr(x)}` merged into the superstep of state {where}")
     return True

@@ -17,7 +17,10 @@ After::
 
 from __future__ import annotations
 
+import dataclasses
+
 from g2pl.compiler import ir
+from g2pl.compiler.exchange import Broadcast, Field, Spec
 from g2pl.compiler.plan import Plan
 
 
@@ -25,35 +28,34 @@ def _bits(elem: str) -> int:
     return 1 if elem == "bool" else 8 * ir.ELEM_SIZE[elem]
 
 
-def layout(i: ir.Instr, prune: bool) -> list[tuple[str, str]]:
-    """(field, element type) of one exchange's records after packing."""
-    if isinstance(i, ir.NbrReduce):
-        sender_only = ir.sender_only(i.value) and ir.sender_only(i.mask)
-        out = []
-        if i.send is not None and prune:
-            out.append(("present", "bool"))
-        if sender_only:
-            for role, x in (("value", i.value), ("mask", i.mask)):
-                if x is not None and any(isinstance(n, (ir.Load, ir.Ids)) and getattr(n, "kind", "") != "scalar"
-                                         for n in ir.walk(x)):
-                    out.append((f"{i.target}.{role}", "bool" if role == "mask" else x.elem))
-            return out
-        seen = {}
-        for x in (i.value, i.mask):
-            for n in ir.walk(x) if x is not None else ():
-                if isinstance(n, ir.Load) and n.pos == "nbr":
-                    seen.setdefault(n.var, n.elem)
-        return out + list(seen.items())
-    if isinstance(i, ir.EndpointExchange):
-        return list(dict.fromkeys((v, e) for v, _s, e in i.fields))
-    return []
+def sender_fields(i: ir.NbrReduce) -> tuple[Field, ...]:
+    """A sender-side message's packed fields: its value and filter where they vary between senders
+    (a constant travels as nothing: the presence bit, or the receiver's adjacency, says it all)."""
+    out = []
+    for role, x in (("value", i.value), ("mask", i.mask)):
+        if x is not None and any(isinstance(n, (ir.Load, ir.Ids)) and getattr(n, "kind", "") != "scalar"
+                                 for n in ir.walk(x)):
+            out.append((f"{i.target}.{role}", "bool" if role == "mask" else x.elem))
+    return tuple(out)
+
+
+def packed(spec: Spec, i: ir.Instr) -> Spec:
+    """The spec with only the fields this exchange needs, bools as bits, no program record."""
+    fields = sender_fields(i) if spec.kind == "nbr" and not spec.per_entry else spec.fields
+    return dataclasses.replace(spec, transport="packed", fields=fields, record=())
 
 
 def run(plan: Plan, log: list[str]) -> Plan:
-    plan.pack = True
     full = sum(f.size for f in plan.program_fields())
     for s in plan.states:
-        fields = [f for x in s.exchange for f in layout(x.instr, plan.prune)]
+        if s.broadcast is not None:
+            s.broadcast = Broadcast(())  # still counted, as the naive code's records, but nothing travels
+        fields: list[Field] = []
+        for k, x in enumerate(s.exchange):
+            if x.spec.kind in ("nbr", "endpoint"):
+                spec = packed(x.spec, x.instr)
+                s.exchange[k] = dataclasses.replace(x, spec=spec)
+                fields += ([("present", "bool")] if spec.presence else []) + list(spec.fields)
         if not s.exchange:
             continue
         bits = sum(_bits(e) for _n, e in fields)

@@ -30,9 +30,15 @@ def sender_side(e: ir.Ex) -> bool:
     return ir.sender_only(e) and any(isinstance(n, (ir.Load, ir.Ids)) and getattr(n, "pos", "") == "nbr" for n in ir.walk(e))
 
 
+def _records(x: Exch, **change) -> Exch:
+    """The exchange's spec after prune: counted where sent, one record per mirror (not per entry)."""
+    transport = "records" if x.spec.transport == "entries" else x.spec.transport
+    return dataclasses.replace(x, spec=dataclasses.replace(x.spec, counted=True, transport=transport, **change))
+
+
 def run(plan: Plan, log: list[str]) -> Plan:
-    plan.prune = True
     for s in plan.states:
+        s.broadcast = None  # nothing is sent for its own sake
         for k, x in enumerate(s.exchange):
             i = x.instr
             if isinstance(i, ir.NbrReduce) and i.send is None:
@@ -40,16 +46,21 @@ def run(plan: Plan, log: list[str]) -> Plan:
                 send = [p for p in parts if sender_side(p)]
                 if send:
                     rest = [p for p in parts if not sender_side(p)]
-                    s.exchange[k] = Exch(dataclasses.replace(i, send=ir.conjoin(send), mask=ir.conjoin(rest)), x.phase)
+                    x = dataclasses.replace(x, instr=dataclasses.replace(i, send=ir.conjoin(send), mask=ir.conjoin(rest)))
                     log.append(f"prune: line {i.span.line}: {i.target} sent only if {ir.show_ex(ir.conjoin(send))}")
+                s.exchange[k] = _records(x, presence=bool(send))
+            elif isinstance(i, ir.NbrReduce):
+                s.exchange[k] = _records(x, presence=True)
             elif isinstance(i, ir.EndpointExchange) and ir.has_rand(i.need):
                 # the send condition would draw a second time from the filter's rand() stream
-                s.exchange[k] = Exch(dataclasses.replace(i, need=None), x.phase)
+                s.exchange[k] = _records(dataclasses.replace(x, instr=dataclasses.replace(i, need=None)))
                 log.append(f"prune: line {i.span.line}: no send condition for the endpoint values: "
                            "the edge condition calls rand()")
-            elif isinstance(i, ir.EndpointExchange) and i.need is not None:
-                log.append(f"prune: line {i.span.line}: endpoint values sent only along edges where "
-                           f"{ir.show_ex(i.need)}")
+            elif isinstance(i, ir.EndpointExchange):
+                s.exchange[k] = _records(x, need=i.need is not None)
+                if i.need is not None:
+                    log.append(f"prune: line {i.span.line}: endpoint values sent only along edges where "
+                               f"{ir.show_ex(i.need)}")
         if s.exchange and all(isinstance(x.instr, ir.GlobalReduce) for x in s.exchange):
             log.append(f"prune: state {s.id}: aggregators only, no records sent")
     return plan

@@ -1,0 +1,126 @@
+"""Exchange specs: what one exchange sends and how, written by the passes and read by the runtime.
+
+Every exchange of the superstep plan carries a `Spec`.  The plan builder
+writes the baseline (the paper's naive code: the program's whole record along
+every adjacency entry, counted per superstep); prune, pack, direction and
+edgeset rewrite it; `g2pl plan` prints it; codegen renders it as a module
+constant (`X3 = Spec(...)`) that the generated code passes to the runtime
+verb, which picks its transport, counts its messages and keys its caches by
+it.  A state's `Broadcast` is the naive code's per-superstep record (what
+every vertex sends to every neighbour whether or not anything reads it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from g2pl.compiler import ir
+
+#: how records travel between ranks (one rank sends nothing)
+#: entries: the program's whole record once per cross-rank adjacency entry (Pregel's naive messages);
+#: records: the program's whole record once per mirror (ghost) vertex;
+#: packed: only the spec's fields, once per mirror, bool fields as bits
+Transport = Literal["entries", "records", "packed"]
+Kind = Literal["nbr", "endpoint", "aggregate", "remote_read", "remote_mark"]
+Policy = Literal["pull", "push-pull"]
+Field = tuple[str, str]  # (name, element type)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One exchange, as the runtime must carry it out (rendered into the generated module)."""
+
+    id: int
+    kind: Kind
+    transport: Transport = "entries"
+    fields: tuple[Field, ...] = ()  # what the generated code hands over, in order
+    record: tuple[Field, ...] = ()  # the program's whole record (entries/records transports: field offsets)
+    presence: bool = False  # prune: only senders whose send condition holds send, after a presence bitmap
+    counted: bool = False  # prune: messages counted along the entries actually used, not per superstep
+    policy: Policy = "pull"  # direction: push from few active senders, else pull
+    per_entry: bool = False  # the receiver evaluates the message head per adjacency entry
+    out: bool = False  # along out-edges (directed graphs)
+    op: str = ""  # combiner (nbr, aggregate)
+    elem: str = ""  # result element type
+    dom: str = ""  # aggregate, remote: V or E
+    reads: tuple[tuple[int, str], ...] = ()  # endpoint: (field index, src|dst) of each value read
+    need: bool = False  # endpoint: values only along edges where a condition holds (prune)
+    within: bool = False  # endpoint: the result is the edge set where every read holds (edgeset)
+    recv: bool = False  # nbr: only receivers where a condition holds use the result (direction)
+
+    def record_bytes(self) -> int:
+        return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
+
+    def describe(self) -> str:
+        """One line for `g2pl plan`: the transport and layout of this exchange's records."""
+        if self.kind in ("aggregate", "remote_read", "remote_mark"):
+            return {"aggregate": "one partial per rank, combined at the barrier",
+                    "remote_read": "requests to the owner ranks, one reply per request",
+                    "remote_mark": "one ID per marked element, to its owner rank"}[self.kind]
+        if self.transport == "packed":
+            bits = sum(1 if e == "bool" else 8 * ir.ELEM_SIZE[e] for _n, e in self.fields)
+            fl = ", ".join(f"{n}:{'bit' if e == 'bool' else e}" for n, e in self.fields) or "no fields"
+            out = f"packed {fl} = {bits} bits per mirror"
+        else:
+            fl = ", ".join(f"{n}:{e}" for n, e in self.record) or "none"
+            per = "cross-rank adjacency entry" if self.transport == "entries" else "mirror"
+            out = f"record {fl} = {self.record_bytes()} bytes per {per}"
+        if self.presence:
+            out += "; presence bit per mirror"
+        if self.counted:
+            out += "; counted where sent"
+        if self.policy == "push-pull":
+            out += "; push/pull"
+        return out
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """The naive code's superstep record: every vertex sends it along every adjacency entry (counted as
+    messages) when the superstep exchanges nothing else; prune removes it, pack empties it."""
+
+    record: tuple[Field, ...]
+
+    def record_bytes(self) -> int:
+        return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
+
+
+def nbr_fields(i: ir.NbrReduce) -> tuple[Field, ...]:
+    """Vertex variables the receivers read at the neighbour (value, then mask order): what travels
+    when the head is evaluated after the exchange."""
+    seen: dict[str, str] = {}
+    for x in (i.value, i.mask):
+        for n in ir.walk(x) if x is not None else ():
+            if isinstance(n, ir.Load) and n.pos == "nbr":
+                seen.setdefault(n.var, n.elem)
+    return tuple(seen.items())
+
+
+def endpoint_fields(i: ir.EndpointExchange) -> tuple[tuple[Field, ...], tuple[tuple[int, str], ...]]:
+    """(fields, reads) of an endpoint exchange: each vertex variable once, and where each read is."""
+    names = list(dict.fromkeys(var for var, _s, _e in i.fields))
+    elems = {var: elem for var, _s, elem in i.fields}
+    return tuple((v, elems[v]) for v in names), tuple((names.index(v), side) for v, side, _e in i.fields)
+
+
+def baseline(k: int, i: ir.Instr, record: tuple[Field, ...]) -> Spec:
+    """The -O0 spec of exchange number `k` (instruction `i`): the program's whole `record` along
+    every adjacency entry, messages counted per superstep."""
+    if isinstance(i, ir.NbrReduce):
+        return Spec(k, "nbr", fields=nbr_fields(i), record=record, per_entry=not sender_side(i), out=i.out,
+                    op=i.op, elem=i.elem)
+    if isinstance(i, ir.EndpointExchange):
+        fields, reads = endpoint_fields(i)
+        return Spec(k, "endpoint", fields=fields, record=record, reads=reads)
+    if isinstance(i, ir.GlobalReduce):
+        return Spec(k, "aggregate", op=i.op, elem=i.elem, dom=i.dom)
+    if isinstance(i, ir.RemoteRead):
+        return Spec(k, "remote_read", elem=i.elem, dom=i.dom)
+    assert isinstance(i, ir.RemoteMark), i
+    return Spec(k, "remote_mark", dom=i.dom)
+
+
+def sender_side(i: ir.NbrReduce) -> bool:
+    """The message depends on the sender alone: each sender computes it once, receivers only combine."""
+    return ir.sender_only(i.value) and ir.sender_only(i.mask)

@@ -1,0 +1,215 @@
+"""Vertex values at edge endpoints (the `endpoints` verb), edge sets of endpoint memberships, and
+the member lists of sparse bool arrays that both these and the sparse `vmap` reuse."""
+
+from __future__ import annotations
+
+import sys
+
+from g2pl.compiler.exchange import Spec
+from g2pl.runtime.backend import Backend
+from g2pl.runtime.stats import Stats, Tally
+from g2pl.runtime.transport import Transport
+
+
+class Members:
+    """Bool arrays whose member count (and index list, when listed) is known, by identity: program
+    values are never written once made, so a list made once serves every later reader."""
+
+    KEPT = 4
+
+    def __init__(self, bk: Backend) -> None:
+        self.bk, self.xp = bk, bk.xp
+        self._known: list[tuple] = []  # (array, member count, index list or None)
+
+    def remember(self, arr, idx, count: int | None = None) -> None:
+        self._known = [x for x in self._known if x[0] is not arr][-(self.KEPT - 1):]
+        self._known.append((arr, len(idx) if idx is not None else count, idx))
+
+    def known(self, arr) -> tuple:
+        """(member count, index list) remembered for `arr`: None where not known."""
+        for a, count, idx in self._known:
+            if a is arr:
+                return count, idx
+        return None, None
+
+    def if_few(self, mask):
+        """Indices where the bool array `mask` holds when they are at most 1/8 of it, else None;
+        counted and listed once per array (every caller asks the same of one array)."""
+        count, idx = self.known(mask)
+        if count is None:
+            count = int(self.xp.count_nonzero(mask))
+        if count * 8 > len(mask):
+            if idx is None:
+                self.remember(mask, None, count)
+            return None
+        if idx is None:
+            idx = self.xp.flatnonzero(mask)
+            self.remember(mask, idx)
+        return idx
+
+
+def _free_refs() -> int:
+    """What sys.getrefcount reports for an array held only by a (buffer, index) tuple in a list."""
+    slots = [(object(), None)]
+    return sys.getrefcount(slots[0][0])
+
+
+_FREE_REFS = _free_refs()
+
+
+class Edges:
+    """Endpoint reads and edge sets over one rank's local edges."""
+
+    def __init__(self, bk: Backend, lg, transport: Transport, members: Members, tally: Tally,
+                 stats: Stats) -> None:
+        self.bk, self.xp, self.lg = bk, bk.xp, lg
+        self.n, self.m = lg.n, lg.m
+        self.transport, self.members, self.tally, self.stats = transport, members, tally, stats
+        self._within: dict[int, tuple[list, object]] = {}  # per exchange spec: see within()
+
+    def entries(self, x, k: int):
+        return x if self.bk.is_array(x) else self.xp.full(k, x)
+
+    def endpoints(self, spec: Spec, fields: tuple, need=None) -> list:
+        """The verb: each read of `spec.reads` (field at src or dst) per local edge, or, for an edgeset
+        spec, the one edge set where every read holds."""
+        self.tally.exchanged = True
+        ext, _ = self.transport.exchange(spec, tuple(self.entries(a, self.n) for a in fields), None)
+        if spec.counted:
+            self._count(need)
+        if spec.within:
+            return [self.within(spec.id, tuple((ext[k], side) for k, side in spec.reads))]
+        return [self.at_endpoint(ext[k], side, need) for k, side in spec.reads]
+
+    def _count(self, edges) -> None:
+        """2 records per local edge owned here where `edges` holds (all edges when None)."""
+        xp, lg = self.xp, self.lg
+        if edges is None:
+            k = self.m if lg.size == 1 else int(xp.count_nonzero(lg.edge_owned))
+        elif lg.size == 1:  # every local edge is owned
+            k = int(xp.count_nonzero(self.entries(edges, self.m)))
+        else:
+            k = int(xp.count_nonzero(self.entries(edges, self.m) & lg.edge_owned))
+        self.tally.messages += 2 * k
+
+    def at_endpoint(self, ext, side: str, need=None):
+        """Vertex values (ext array) at each local edge's `side` endpoint; with `need`, only where the
+        values will be used (elsewhere zeros), gathering just those edges when they are few."""
+        ends = self.lg.src if side == "src" else self.lg.dst
+        if need is not None:
+            idx = self._needed_edges(need)
+            if idx is not None:
+                out = self.sparse_buffer(("at_endpoint", side), self.m, ext.dtype, idx)
+                out[idx] = ext[ends[idx]]
+                return out
+        if self.lg.size == 1 and self.bk.is_array(ext) and len(ext) == self.n:
+            return self._endpoint_update(ext, side, ends)
+        return ext[ends]
+
+    def _endpoint_update(self, ext, side: str, ends):
+        """`ext[ends]` (one rank), updated from an earlier answer: programs usually read the same vertex
+        array at edge endpoints every round while only a few vertices change.  Two (snapshot, answer)
+        buffers are kept per side; one the program no longer holds is brought up to date by
+        re-gathering only the edges at the vertices whose value changed (bitwise) since its snapshot."""
+        lg, xp = self.lg, self.xp
+        slots = lg.cache.endpoint_bufs.setdefault((side, ext.dtype.str), [])
+        for k in range(len(slots)):
+            if sys.getrefcount(slots[k][1]) != _FREE_REFS:
+                continue
+            snap, out = slots[k]
+            changed = xp.flatnonzero(_bits_view(ext) != _bits_view(snap))
+            # edges at a changed vertex: its out-CSR (src) / in-CSR (dst) row lists them (undirected:
+            # every incident edge, a superset)
+            indptr, eid = (lg.out_indptr, lg.out_eid) if side == "src" else (lg.in_indptr, lg.in_eid)
+            starts = indptr[changed]
+            lens = indptr[changed + 1] - starts
+            if int(lens.sum()) * 16 < self.m:  # scattered re-gathers cost several times a sequential one
+                e = eid[self.bk.expand_ranges(starts, lens)]
+                out[e] = ext[ends[e]]
+            else:
+                xp.take(ext, ends, out=out, mode="clip")  # (valid indices; "clip" writes `out` directly)
+            snap[changed] = ext[changed]
+            slots[k] = (snap, out)
+            return out
+        out = ext[ends]
+        if len(slots) < 2:
+            slots.append((ext.copy(), out))
+        return out
+
+    def sparse_buffer(self, key, size: int, dtype, idx):
+        """A zero array of `size` about to be written at `idx` only: one of two buffers kept per `key`
+        when the program no longer holds it (only its previously written entries are cleared), else a
+        new one.  Saves zeroing (and faulting in) a full-length array every superstep."""
+        xp = self.xp
+        slots = self.lg.cache.sparse_bufs.setdefault((key, size, xp.dtype(dtype).str), [])
+        for k in range(len(slots)):
+            if sys.getrefcount(slots[k][0]) == _FREE_REFS:  # nothing but this list holds it
+                buf, prev = slots[k]
+                buf[prev] = 0
+                slots[k] = (buf, idx)
+                return buf
+        buf = xp.zeros(size, dtype=dtype)
+        if len(slots) < 2:
+            slots.append((buf, idx))
+        return buf
+
+    def _needed_edges(self, need):
+        """Indices of the edges where `need` holds when they are few (at most 1/8), else None (one
+        superstep usually reads several endpoints under the same `need`: see Members.if_few)."""
+        if self.xp.ndim(need) == 0:  # a constant (a scalar or 0-d array): every edge, or none
+            return None if need else self.xp.zeros(0, dtype=self.xp.int64)
+        return self.members.if_few(need)
+
+    def within(self, key: int, parts: tuple):
+        """Bool per local edge: the edge's endpoint is in the set for every (ext bool vertex array,
+        side) of `parts` (the edgeset pass).  Such sets usually only shrink from round to round, and
+        then so does the answer: when every array is a subset of what it was at this exchange's
+        previous run, only the previous answer's edges are checked again (when they are few);
+        otherwise every edge is."""
+        xp, lg = self.xp, self.lg
+        arrs = [self.entries(x, lg.n_ext).astype(bool, copy=False) for x, _side in parts]
+        ends = [lg.src if side == "src" else lg.dst for _x, side in parts]
+        prev = self._within.get(key)
+        # re-checking a listed edge costs several gathers: worth it while they are a few of all edges
+        if (prev is not None and len(prev[1]) * 4 < self.m
+                and all(not xp.any(a > s) for a, s in zip(arrs, prev[0]))):
+            cand = prev[1]
+            keep = xp.ones(len(cand), dtype=bool)
+            for a, e in zip(arrs, ends):
+                keep &= a[e[cand]]
+            members = cand[keep]
+            out = xp.zeros(self.m, dtype=bool)
+            out[members] = True
+            self.stats.edge_sets["shrunk"] += 1
+        else:
+            self.stats.edge_sets["full"] += 1
+            if all(a.all() for a in arrs):  # every vertex is in every set (as sets usually start)
+                out, members = xp.ones(self.m, dtype=bool), None
+            else:
+                out = arrs[0][ends[0]]
+                for a, e in zip(arrs[1:], ends[1:]):
+                    out &= a[e]
+                members = xp.flatnonzero(out) if xp.count_nonzero(out) * 4 < self.m else None
+        if members is None:  # too many to list: the next run checks every edge
+            self._within.pop(key, None)
+        else:
+            self._within[key] = ([a.copy() for a in arrs], members)
+            self.members.remember(out, members)
+        return out
+
+    def mark_endpoints(self, mask, sides: tuple[str, ...]):
+        """The owned vertices that are a `sides` endpoint of an edge where `mask` holds."""
+        xp = self.xp
+        out = xp.zeros(self.n, dtype=bool)
+        sel = self.members.known(mask)[1]
+        if sel is None:
+            sel = xp.flatnonzero(self.entries(mask, self.m))
+        for side in sides:
+            ends = (self.lg.src if side == "src" else self.lg.dst)[sel]
+            out[ends[ends < self.n]] = True  # ghost endpoints are marked by the rank that owns them
+        return out
+
+
+def _bits_view(a):
+    """The array as unsigned integers of its item size (bitwise comparison: -0.0 != 0.0, NaN == NaN)."""
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a

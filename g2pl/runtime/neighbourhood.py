@@ -1,0 +1,294 @@
+"""Neighbourhood combine: the `nbr_combine` verb (exchange, count, choose push or pull, reduce).
+
+Sums, counts and or/and are sparse mat-vec products (rows in neighbour
+order, so the result does not depend on the number of ranks); the others
+gather the values onto adjacency entries and reduce segments.  When only
+some senders send (a presence mask), the pull runs over just their entries
+(a restricted view of the adjacency, kept while the sender set shrinks), or
+the senders push when their entries are few (Beamer's rule, with hysteresis
+kept per exchange spec).
+"""
+
+from __future__ import annotations
+
+from g2pl.compiler.exchange import Spec
+from g2pl.runtime.adjacency import Adjacency, Entries
+from g2pl.runtime.backend import Backend
+from g2pl.runtime.stats import Stats, Tally
+from g2pl.runtime.transport import Transport
+
+
+class Neighbourhood:
+    # Beamer/Ligra rule: push while the active senders' entries are few; hysteresis keeps a choice
+    # until the work crosses the other threshold.
+    PUSH_BELOW = 1 / 20
+    PULL_ABOVE = 1 / 12
+    # pulling per entry (head evaluated on every adjacency entry) costs several gathers per entry
+    PUSH_BELOW_PER_ENTRY = 1 / 2
+    PULL_ABOVE_PER_ENTRY = 2 / 3
+    #: pull over a restricted view of the adjacency (see Adjacency.restricted) when the senders' entries
+    #: are at most this fraction of all entries
+    RESTRICT_BELOW = 1 / 2
+
+    def __init__(self, bk: Backend, lg, transport: Transport, tally: Tally, stats: Stats) -> None:
+        self.bk, self.xp, self.lg = bk, bk.xp, lg
+        self.n = lg.n
+        self.transport, self.tally, self.stats = transport, tally, stats
+        self.push_state: dict[int, bool] = {}  # per exchange spec: pushing now (hysteresis)
+        self._work_memo: tuple | None = None  # see _send_work
+
+    def end_superstep(self) -> None:
+        self._work_memo = None
+
+    def adj(self, out: bool = False) -> Adjacency:
+        """One direction of the adjacency (undirected graphs have one), built once per graph part."""
+        out = bool(out) and self.lg.directed
+        cache = self.lg.cache.adjacency
+        a = cache.get(out)
+        if a is None:
+            lg = self.lg
+            csr = {True: (lg.out_indptr, lg.out_nbr, lg.out_eid), False: (lg.in_indptr, lg.in_nbr, lg.in_eid)}
+            reverse = csr[not out] if lg.n_ext == lg.n else None  # one rank: the other direction is the transpose
+            a = cache[out] = Adjacency(self.bk, *csr[out], lg.ext_ids, reverse)
+        return a
+
+    def entries(self, x, k: int):
+        return x if self.bk.is_array(x) else self.xp.full(k, x)
+
+    # ------------------------------------------------------------ the verb
+
+    def combine(self, spec: Spec, fields: tuple, head, send=None, recv=None):
+        """`spec.op` over each receiver's neighbours of the message `head` makes of the arrived fields."""
+        xp, n = self.xp, self.n
+        self.tally.exchanged = True
+        arrays = tuple(self.entries(a, n) for a in fields)
+        sendm = None if send is None else self.entries(send, n).astype(bool, copy=False)
+        ext, present = self.transport.exchange(spec, arrays, sendm)
+        adj = self.adj(spec.out)
+        if spec.counted:
+            self._count(adj, present)
+        pushed = None
+        if spec.policy == "push-pull" and present is not None:
+            pushed = self._active_entries(adj, present, spec.id, spec.per_entry)
+        if spec.per_entry:
+            E = Entries(adj, self.lg.ext_ids, self.lg.ids, pushed)
+            value, mask = head(E, *ext)
+            if present is not None:
+                sent = present[E.nbr]
+                mask = sent if mask is None else xp.logical_and(sent, mask)
+            return self._reduce_entries(spec.op, value, mask, E, spec.elem)
+        value, mask = head(*ext)
+        if present is not None:
+            mask = present if mask is None else xp.logical_and(present, mask)
+        if pushed is not None:
+            return self._push(spec.op, value, mask, pushed, spec.elem)
+        return self._pull(spec.op, value, mask, adj, spec.elem, recv)
+
+    # ------------------------------------------------------------ counting and direction
+
+    def _count(self, adj: Adjacency, present) -> None:
+        """Records sent in this exchange: along adjacency entries whose sender sends."""
+        if present is None:
+            self.tally.messages += adj.entries
+            return
+        senders, _lens, work = self._send_work(adj, present)
+        self.tally.messages += work
+        self.tally.sent_by(int(self.xp.searchsorted(senders, self.n)))  # ascending: owned ones first
+
+    def _send_work(self, adj: Adjacency, present) -> tuple:
+        """(senders, their entry counts, total entries) of the ext senders where `present` holds.
+
+        Message counting, the push/pull choice and the early-exit pull's budget all need
+        it for the same array in one superstep: computed once (remembered by identity
+        until the superstep ends; the arrays are not written in between)."""
+        memo = self._work_memo
+        if memo is not None and memo[0] is adj and memo[1] is present:
+            return memo[2]
+        senders = self.xp.flatnonzero(self.entries(present, self.lg.n_ext))
+        lens = adj.sender_counts()[senders]
+        got = (senders, lens, int(lens.sum()))
+        self._work_memo = (adj, present, got)
+        return got
+
+    def _active_entries(self, adj: Adjacency, present, key: int, per_entry: bool) -> tuple | None:
+        """(receivers, senders, edges) of the active senders' entries when pushing; None to pull."""
+        senders, lens, work = self._send_work(adj, present)
+        work += len(senders)
+        indptr, recv, eid = adj.transpose()
+        pushing = self.push_state.get(key, False)
+        if per_entry:
+            frac = self.PULL_ABOVE_PER_ENTRY if pushing else self.PUSH_BELOW_PER_ENTRY
+        else:
+            frac = self.PULL_ABOVE if pushing else self.PUSH_BELOW
+        pushing = work < frac * max(adj.entries, 1)
+        self.push_state[key] = pushing
+        self.stats.directions["push" if pushing else "pull"] += 1
+        if not pushing:
+            return None
+        pos = self.bk.expand_ranges(indptr[senders], lens)
+        return recv[pos], self.xp.repeat(senders, lens), eid[pos]
+
+    # ------------------------------------------------------------ reductions
+
+    def _reduce_entries(self, op: str, value, mask, E: Entries, elem: str):
+        """Aggregate per-entry values (over the pushed entries only when pushing)."""
+        k, bk = len(E), self.bk
+        v = self.entries(value, k)
+        msk = None if mask is None else self.entries(mask, k).astype(bool, copy=False)
+        if E.pushed:
+            ids = self.lg.ext_ids[E.nbr] if op in ("argmin", "argmax") else None
+            return bk.scatter_reduce(op, E.own, v, msk, self.n, elem, ids)
+        ids = E.adj.nbr_ids if op in ("argmin", "argmax") else None
+        return bk.seg_reduce(E.adj.seg, op, v, msk, elem, ids)
+
+    def _push(self, op: str, value, mask, pushed: tuple, elem: str):
+        ne = self.lg.n_ext
+        v = self.entries(value, ne)
+        msk = None if mask is None else self.entries(mask, ne).astype(bool, copy=False)
+        recv, snd, _eid = pushed
+        ids = self.lg.ext_ids[snd] if op in ("argmin", "argmax") else None
+        return self.bk.scatter_reduce(op, recv, v[snd], None if msk is None else msk[snd], self.n, elem, ids)
+
+    def _pull(self, op: str, value, mask, adj: Adjacency, elem: str, recv):
+        """Aggregate message values computed per sender (`value`, `mask` over ext vertices).
+        `recv` (bool per vertex, or a scalar): only these receivers use the result, so an or/and pull
+        skips the others (their result is unspecified)."""
+        xp, bk, ne = self.xp, self.bk, self.lg.n_ext
+        v = self.entries(value, ne)
+        msk = None if mask is None else self.entries(mask, ne).astype(bool, copy=False)
+        if op in ("or", "and"):
+            if not bk.is_array(value) and msk is not None:  # a constant: the senders are the mask itself
+                x = msk if bool(value) == (op == "or") else xp.zeros(ne, dtype=bool)
+            else:
+                hit = v.astype(bool) if op == "or" else ~v.astype(bool)
+                x = hit if msk is None else hit & msk
+            rows = None  # every receiver
+            if recv is not None and bk.is_array(recv):
+                rows = xp.flatnonzero(recv)
+            elif recv is not None and not recv:  # a scalar false: no receiver uses the result
+                rows = xp.zeros(0, dtype=xp.int64)
+            found = self._any_in(adj, x, rows)
+            return found if op == "or" else ~found
+        if msk is not None and adj.entries:
+            work = self._send_work(adj, msk)[2]
+            if work == adj.entries:  # every entry's sender sends: no mask
+                msk = None
+            else:
+                got = adj.restricted(msk, work, self.RESTRICT_BELOW)
+                if got is not None:
+                    adj, masked = got
+                    msk = msk if masked else None  # no mask: every entry of the view is sent
+        if op == "count" or op == "sum" and elem == "int" and isinstance(value, (int, xp.integer)):
+            # counts (times a constant: int64 wrap-around as a sum); with a mask, one float mat-vec
+            # (exact below 2**53 entries per row) is the fastest way to count
+            if msk is None:
+                cnt = adj.seg.counts.astype(xp.int64)
+            else:
+                cnt = xp.rint(adj.matrix("f") @ msk.astype(xp.float64)).astype(xp.int64)
+            return cnt if op == "count" else cnt * xp.int64(value)
+        if op in ("count", "avg", "sum"):
+            kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
+            dt = xp.float64 if kind == "f" else xp.int64
+            xs = v.astype(dt, copy=False)
+            if msk is not None:
+                xs = bk.select(msk, xs, dt(0))
+            total = adj.matrix(kind) @ xs
+            if op == "sum":
+                return total.astype(bk.dtype(elem), copy=False)
+            cnt = adj.seg.counts if msk is None else adj.matrix("i") @ msk.astype(xp.int64)
+            return bk.mean(total, cnt)
+        if op in ("min", "max") and elem in ("int", "float", "vid") and v.dtype.kind in "iuf":
+            return self._pull_minmax(op, v, msk, adj, elem)
+        if op in ("argmin", "argmax") and v.dtype.kind in "iub":
+            packed = self._packed_arg(op, v, msk, adj)
+            if packed is not None:
+                return packed
+        ids = adj.nbr_ids if op in ("argmin", "argmax") else None
+        return bk.seg_reduce(adj.seg, op, v[adj.nbr], None if msk is None else msk[adj.nbr], elem, ids)
+
+    def _any_in(self, adj: Adjacency, x, rows=None):
+        """Per receiver: does any sender along its entries have `x`?  Pulled with early exit (only over
+        `rows` when given: the others stay False); when the rows still unresolved after the first rounds
+        hold more entries than the senders with `x` have, those senders push instead (same answer at
+        every receiver, less work)."""
+        xp = self.xp
+        if not adj.entries:
+            return xp.zeros(self.n, dtype=bool)
+        senders, lens, work = self._send_work(adj, x)
+        found = self.bk.any_pull(adj.seg, adj.nbr, x, budget=work, rows=rows)
+        if found is not None:
+            return found
+        indptr, recv, _eid = adj.transpose()
+        out = xp.zeros(self.n, dtype=bool)
+        out[recv[self.bk.expand_ranges(indptr[senders], lens)]] = True
+        return out
+
+    def _pull_minmax(self, op: str, v, msk, adj: Adjacency, elem: str):
+        """min/max pulled in one gather: senders outside the mask carry the identity, so every entry
+        can be reduced as it is; only rows left at the identity are checked for being empty."""
+        xp, bk = self.xp, self.bk
+        dt = xp.dtype(bk.dtype(elem))
+        vv = v.astype(dt, copy=False)
+        ident = bk.identity(op, dt)
+        ufunc = xp.minimum if op == "min" else xp.maximum
+        i32 = xp.iinfo(xp.int32)
+        if dt.kind == "i" and len(vv) and adj.entries > len(vv) and i32.min < vv.min() and vv.max() < i32.max:
+            # values strictly inside int32: gather and reduce half the bytes; the int32 identity
+            # cannot be a value, so it maps back to the int64 one exactly
+            ident32 = i32.max if op == "min" else i32.min
+            v32 = vv.astype(xp.int32)
+            if msk is not None:
+                v32 = bk.select(msk, v32, xp.int32(ident32))
+            r32 = adj.seg.gather_reduce(ufunc, v32, adj.nbr, ident32)
+            r = r32.astype(xp.int64)
+            r[r32 == ident32] = ident
+        else:
+            if msk is not None:
+                vv = bk.select(msk, vv, dt.type(ident))
+            r = adj.seg.gather_reduce(ufunc, vv, adj.nbr, ident)
+        empty_val = bk.empty_value(op, elem)
+        if empty_val != ident:  # vid: an empty row is -1, not the identity
+            rows = xp.flatnonzero(r == ident)
+            if len(rows):
+                if msk is None:
+                    empty = adj.seg.counts[rows] == 0
+                else:
+                    empty = ~bk.rows_with_any(adj.seg.indptr, rows, adj.nbr, msk)
+                r[rows[empty]] = empty_val
+        return r
+
+    def _packed_arg(self, op: str, v, msk, adj: Adjacency):
+        """argmin/argmax of small integers in one pass: each sender's (value, ID rank) packed into one
+        int64 key, so the smallest key is the best value with ties to the smaller original ID."""
+        xp, bk, lg = self.xp, self.bk, self.lg
+        ne = lg.n_ext
+        if ne >= 2**31 or len(v) == 0:
+            return None
+        lo, hi = int(v.min()), int(v.max())
+        if hi - lo >= 2**31:
+            return None
+        cache = lg.cache
+        if cache.id_rank is None:  # rank of each ext vertex by original ID
+            order = xp.argsort(lg.ext_ids, kind="stable")
+            cache.id_rank = xp.empty(ne, dtype=xp.int64)
+            cache.id_rank[order] = xp.arange(ne, dtype=xp.int64)
+            cache.rank_id = lg.ext_ids[order]
+        val = (v.astype(xp.int64) - lo) if op == "argmin" else (hi - v.astype(xp.int64))
+        out = xp.full(self.n, -1, dtype=xp.int64)
+        if (hi - lo + 1) * ne < 2**31 - 1:  # the keys fit in int32: val * ne + rank, half the bytes to move
+            key32 = (val * ne + cache.id_rank).astype(xp.int32)
+            none32 = xp.iinfo(xp.int32).max  # larger than every key
+            if msk is not None:
+                key32 = bk.select(msk, key32, xp.int32(none32))
+            best32 = adj.seg.gather_reduce(xp.minimum, key32, adj.nbr, none32)
+            found = xp.flatnonzero(best32 != none32)
+            out[found] = cache.rank_id[best32[found].astype(xp.int64) % ne]
+            return out
+        int64_max = xp.iinfo(xp.int64).max
+        key = (val << 32) | cache.id_rank
+        if msk is not None:
+            key = bk.select(msk, key, xp.int64(int64_max))
+        best = adj.seg.gather_reduce(xp.minimum, key, adj.nbr, int64_max)
+        found = best != int64_max
+        out[found] = cache.rank_id[best[found] & 0xFFFFFFFF]
+        return out

@@ -1,0 +1,80 @@
+"""Remote reads and marks: values at, or marks on, the vertices that original IDs name, wherever
+they are owned (the `remote_request`, `remote_reply` and `mark` verbs' communication)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from g2pl.compiler.exchange import Spec
+from g2pl.runtime.backend import Backend
+from g2pl.runtime.stats import Tally
+
+
+@dataclass
+class RemoteRequest:
+    """State between the request and the reply superstep of a remote read."""
+
+    ids: Any  # requested original IDs, per requesting element
+    order: Any  # requesting elements sorted by owner rank
+    send_counts: Any
+    received: Any  # IDs other ranks asked this rank for
+    recv_counts: Any
+
+
+class Remote:
+    def __init__(self, bk: Backend, lg, comm, tally: Tally) -> None:
+        self.bk, self.xp, self.lg, self.comm, self.tally = bk, bk.xp, lg, comm, tally
+
+    def _route(self, ids) -> tuple:
+        """Send requested IDs (not -1) to their owners: (order, send_counts, received IDs, recv_counts)."""
+        xp = self.xp
+        valid = xp.flatnonzero(ids != -1)
+        owners = self.lg.owner_of(ids[valid]) if len(valid) else xp.zeros(0, xp.int64)
+        order = valid[xp.argsort(owners, kind="stable")]
+        send_counts = xp.bincount(owners, minlength=self.comm.size).astype(xp.int64)
+        t0 = time.perf_counter()
+        received, recv_counts = self.comm.alltoallv(ids[order].astype(xp.int64), send_counts)
+        self.tally.comm_s += time.perf_counter() - t0
+        return order, send_counts, received, recv_counts
+
+    def request(self, ids) -> RemoteRequest:
+        self.tally.exchanged = True
+        ids = ids.astype(self.xp.int64, copy=False)
+        order, sc, received, rc = self._route(ids)
+        self.tally.messages += len(order)
+        return RemoteRequest(ids, order, sc, received, rc)
+
+    def reply(self, arr, rq: RemoteRequest, elem: str, default):
+        xp = self.xp
+        self.tally.exchanged = True
+        dt = self.bk.dtype(elem)
+        pos = self.lg.id_to_local(rq.received)
+        ok = pos >= 0
+        vals = xp.where(ok, arr[xp.where(ok, pos, 0)] if len(arr) else default, default).astype(dt)
+        self.tally.messages += int(xp.count_nonzero(ok))
+        t0 = time.perf_counter()
+        back, _ = self.comm.alltoallv(vals, rq.recv_counts, rq.send_counts)
+        self.tally.comm_s += time.perf_counter() - t0
+        out = xp.full(len(rq.ids), default, dtype=dt)
+        out[rq.order] = back
+        return out
+
+    def mark(self, spec: Spec, ids, mask):
+        xp, lg = self.xp, self.lg
+        self.tally.exchanged = True
+        size = lg.n if spec.dom == "V" else lg.m
+        ids = (ids if self.bk.is_array(ids) else xp.full(size, ids)).astype(xp.int64)
+        sel = None
+        if mask is not None:
+            sel = xp.flatnonzero(mask if self.bk.is_array(mask) else xp.full(size, mask))
+            ids = ids[sel]
+        if spec.dom == "E" and lg.size > 1:  # each edge sends once, from the rank owning its u endpoint
+            ids = ids[lg.edge_owned if sel is None else lg.edge_owned[sel]]
+        _order, _sc, received, _rc = self._route(ids)
+        self.tally.messages += int(xp.count_nonzero(ids != -1))
+        pos = lg.id_to_local(received)
+        out = xp.zeros(lg.n, dtype=bool)
+        out[pos[pos >= 0]] = True
+        return out
