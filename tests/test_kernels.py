@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from g2pl.compiler.exchange import Spec
 from g2pl.runtime import kernels as K
+from g2pl.runtime import partials as P
 
 OPS = ["sum", "min", "max", "and", "or", "count", "avg", "argmin", "argmax"]
 
@@ -79,12 +80,12 @@ def test_empty_rules():
 
 def _global(op, vals, ids, elem, split):
     """Aggregate in `split` pieces (as ranks would) and combine the partials."""
-    vk = K.value_kind(op, vals, elem)
-    parts = [K.partial(op, vals[a:b], None, elem, ids[a:b], vk) for a, b in zip(split[:-1], split[1:])]
+    vk = P.value_kind(op, vals, elem)
+    parts = [P.partial(op, vals[a:b], None, elem, ids[a:b], vk) for a, b in zip(split[:-1], split[1:])]
     acc = parts[0].copy()
     for p in parts[1:]:
-        K.combine(((op, vk),), p, acc)
-    return K.finish(op, elem, vk, acc)
+        P.combine(((op, vk),), p, acc)
+    return P.finish(op, elem, vk, acc)
 
 
 def test_global_reduce_ties_to_smaller_id_across_ranks():

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from g2pl.runtime import kernels as K
+from g2pl.runtime import partials
 
 _ENV_SIZE = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE")
 
@@ -112,6 +112,6 @@ def _op(layout: tuple):
     def fn(inmem, inoutmem, datatype):
         a = np.frombuffer(inmem, dtype=np.int64)
         b = np.frombuffer(inoutmem, dtype=np.int64)
-        K.combine(layout, a, b)
+        partials.combine(layout, a, b)
 
     return MPI.Op.Create(fn, commute=True)

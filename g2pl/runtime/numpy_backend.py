@@ -13,6 +13,7 @@ import scipy.sparse as _sp  # imported here, not in the first superstep that nee
 
 from g2pl.compiler.ir import ELEM_SIZE
 from g2pl.runtime import kernels as K
+from g2pl.runtime import partials as P
 
 
 class NumPyBackend:
@@ -145,9 +146,9 @@ class NumPyBackend:
 
     # ---- aggregators and randomness
 
-    partial = staticmethod(K.partial)
-    value_kind = staticmethod(K.value_kind)
-    finish = staticmethod(K.finish)
+    partial = staticmethod(P.partial)
+    value_kind = staticmethod(P.value_kind)
+    finish = staticmethod(P.finish)
     uniform = staticmethod(K.uniform)
 
     # ---- host and device: one memory
