@@ -61,7 +61,7 @@ class Spec:
         if self.transport == "packed":
             bits = sum(1 if e == "bool" else 8 * ir.ELEM_SIZE[e] for _n, e in self.fields)
             fl = ", ".join(f"{n}:{'bit' if e == 'bool' else e}" for n, e in self.fields) or "no fields"
-            out = f"packed {fl} = {bits} bits per mirror"
+            out = f"packed {fl} = {bits} bit{'' if bits == 1 else 's'} per mirror"
         else:
             fl = ", ".join(f"{n}:{e}" for n, e in self.record) or "none"
             per = "cross-rank adjacency entry" if self.transport == "entries" else "mirror"
