@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from g2pl.compiler import ir
 from g2pl.compiler.limits import deep_stack
+from g2pl.compiler.passlog import PassLog
 
 
 @dataclass
@@ -38,12 +40,16 @@ class Halt:
 Terminator = Goto | Branch | Halt
 
 
+#: the part of an exchange a state runs: a remote read's request or reply, or (empty) all of another
+Phase = Literal["", "request", "reply"]
+
+
 @dataclass
 class Exch:
     """One exchange in a state's group; `phase` is 'request'/'reply' for remote reads, else ''."""
 
     instr: ir.Instr
-    phase: str = ""
+    phase: Phase = ""
 
 
 @dataclass
@@ -84,7 +90,7 @@ class Field:
     """A message field: a vertex value that travels to neighbours."""
 
     name: str  # variable (or 'id')
-    elem: str
+    elem: ir.Elem
 
     @property
     def size(self) -> int:
@@ -96,7 +102,7 @@ class Plan:
     proc: ir.ProcIR
     states: list[State]
     opt_level: int = 0
-    log: list[str] = field(default_factory=list)
+    log: PassLog = field(default_factory=list)  # the passes' notes, in order
     prune: bool = False  # records only where needed (set by the prune pass)
     pack: bool = False  # per-superstep record layouts, bools as bits (set by the pack pass)
 
@@ -331,8 +337,8 @@ def render(plan: Plan) -> str:
         rb = sum(f.size for f in fields)
         fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "none"
         out.append(f"record layout (every exchange superstep, every adjacency entry): {fl} = {rb} bytes")
-    for line in plan.log:
-        out.append(f"pass: {line}")
+    for note in plan.log:
+        out.append(f"pass: {note}")
     for s in plan.states:
         ls = s.lines()
         where = f"lines {ls[0]}-{ls[-1]}" if len(ls) > 1 and ls[0] != ls[-1] else (f"line {ls[0]}" if ls else "")

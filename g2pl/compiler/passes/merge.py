@@ -25,6 +25,7 @@ After::
 from __future__ import annotations
 
 from g2pl.compiler import ir
+from g2pl.compiler.passlog import PassLog, PassNote
 from g2pl.compiler.plan import Exch, Plan, State, compact
 
 
@@ -52,7 +53,7 @@ def _barriers(plan: Plan, t: State, preds: dict[int, list[int]]) -> tuple[list[S
     return list(barriers.values()), list(between.values())
 
 
-def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: list[str]) -> bool:
+def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: PassLog) -> bool:
     x = t.exchange[k].instr
     if isinstance(x, ir.RemoteRead):
         return False
@@ -90,11 +91,11 @@ def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: li
     for b in barriers:
         b.exchange.append(Exch(x))
     where = ", ".join(str(b.id) for b in barriers)
-    log.append(f"merge: line {x.span.line}: `{ir.show_instr(x)}` merged into the superstep of state {where}")
+    log.append(PassNote.on("merge", x, f"`{ir.show_instr(x)}` merged into the superstep of state {where}"))
     return True
 
 
-def run(plan: Plan, log: list[str]) -> Plan:
+def run(plan: Plan, log: PassLog) -> Plan:
     moved = False
     progress = True
     while progress:
@@ -111,7 +112,7 @@ def run(plan: Plan, log: list[str]) -> Plan:
                 else:
                     k += 1
     if not moved:
-        log.append("merge: no exchange could move to an earlier superstep")
+        log.append(PassNote("merge", "no exchange could move to an earlier superstep"))
         return plan
     plan.states = compact(plan.states)
     return plan

@@ -18,6 +18,7 @@ After::
 from __future__ import annotations
 
 from g2pl.compiler import ir
+from g2pl.compiler.passlog import PassNote
 from g2pl.compiler.plan import Plan
 
 
@@ -58,5 +59,5 @@ def run(plan: Plan, log: list[str]) -> Plan:
             continue
         bits = sum(_bits(e) for _n, e in fields)
         desc = ", ".join(f"{n}:{'bit' if e == 'bool' else e}" for n, e in fields) or "no fields"
-        log.append(f"pack: state {s.id}: record {desc} = {bits} bits (was {8 * full} bits)")
+        log.append(PassNote.on_state("pack", s, f"record {desc} = {bits} bits (was {8 * full} bits)"))
     return plan

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
+from g2pl.compiler.passlog import PassNote
 from g2pl.compiler.plan import Exch, Plan
 
 
@@ -41,15 +42,15 @@ def run(plan: Plan, log: list[str]) -> Plan:
                 if send:
                     rest = [p for p in parts if not sender_side(p)]
                     s.exchange[k] = Exch(dataclasses.replace(i, send=ir.conjoin(send), mask=ir.conjoin(rest)), x.phase)
-                    log.append(f"prune: line {i.span.line}: {i.target} sent only if {ir.show_ex(ir.conjoin(send))}")
+                    log.append(PassNote.on("prune", i, f"{i.target} sent only if {ir.show_ex(ir.conjoin(send))}"))
             elif isinstance(i, ir.EndpointExchange) and ir.has_rand(i.need):
                 # the send condition would draw a second time from the filter's rand() stream
                 s.exchange[k] = Exch(dataclasses.replace(i, need=None), x.phase)
-                log.append(f"prune: line {i.span.line}: no send condition for the endpoint values: "
-                           "the edge condition calls rand()")
+                log.append(PassNote.on("prune", i, "no send condition for the endpoint values: "
+                                       "the edge condition calls rand()"))
             elif isinstance(i, ir.EndpointExchange) and i.need is not None:
-                log.append(f"prune: line {i.span.line}: endpoint values sent only along edges where "
-                           f"{ir.show_ex(i.need)}")
+                log.append(PassNote.on("prune", i, "endpoint values sent only along edges where "
+                                       f"{ir.show_ex(i.need)}"))
         if s.exchange and all(isinstance(x.instr, ir.GlobalReduce) for x in s.exchange):
-            log.append(f"prune: state {s.id}: aggregators only, no records sent")
+            log.append(PassNote.on_state("prune", s, "aggregators only, no records sent"))
     return plan
