@@ -12,9 +12,10 @@ import pytest
 
 import g2pl
 from g2pl.compiler import ir
-from g2pl.compiler.explain import explain
+from g2pl.compiler.explain import STMT_WIDTH, explain
 from g2pl.compiler.passlog import PassNote
 from g2pl.compiler.pipeline import Compilation
+from g2pl.compiler.plan import Branch
 from g2pl.compiler.verify import PlanError, verify_ir, verify_plan
 from g2pl.errors import Span
 
@@ -39,6 +40,11 @@ def _rows(report: str) -> dict[str, str]:
     for m in re.finditer(r"^ {0,3}\d+  (\S.*?)  .*\n(?: {6}.*\n?)*", report + "\n", re.M):
         rows[m.group(1).strip()] = m.group(0)
     return rows
+
+
+def _states(row: str) -> str:
+    """The STATES column of an explain row."""
+    return row[4 + 2 + STMT_WIDTH + 2:].split()[0]
 
 
 # ---------------------------------------------------------------- the verifier: words
@@ -93,6 +99,11 @@ def test_verifier_reports_an_instruction_naming_no_statement() -> None:
     x = state.exchange[0]
     state.exchange[0] = dataclasses.replace(x, instr=dataclasses.replace(x.instr, origin=n))
     with pytest.raises(PlanError, match=f"origin {n} names no statement \\(the procedure has {n}\\)"):
+        verify_plan(comp.plan)
+    state.exchange[0] = x
+    test = next(s for s in comp.plan.states if isinstance(s.term, Branch))
+    test.term = dataclasses.replace(test.term, origin=n + 1)
+    with pytest.raises(PlanError, match=f"state {test.id}: origin {n + 1} names no statement"):
         verify_plan(comp.plan)
     loop = next(i for i in comp.proc.body if isinstance(i, ir.WhileI))
     inner = dataclasses.replace(loop.body[0], origin=-1)
@@ -189,7 +200,7 @@ def test_notes_name_the_statements_of_reordered_and_merged_code() -> None:
     b, d = rows["b = count [ v | v <- a ];"], rows["d = count [ v | v <- c ];"]
     assert "opt      merge: line 5" in d and "merge:" not in b
     assert all("opt      pack: state 0" in r for r in (b, d))
-    assert re.search(r"count \[ v \| v <- a \];\s+0 ", b) and re.search(r"count \[ v \| v <- c \];\s+0 ", d)
+    assert _states(b) == _states(d) == "0"
 
 
 def test_notes_about_no_statement_are_listed_for_the_procedure() -> None:
@@ -199,3 +210,13 @@ def test_notes_about_no_statement_are_listed_for_the_procedure() -> None:
     report = explain(prog.module, comp)
     for n in general:
         assert f"\npass: {n}\n" in report
+
+
+def test_explain_gives_each_branch_to_its_own_statement() -> None:
+    prog, comp = _compile("p(t: int) {\n  x = 1;\n  if (t > 0) { x = 2; } if (t > 1) { x = 3; }\n  return x;\n}\n")
+    branches = [s for s in comp.plan.states if isinstance(s.term, Branch)]
+    assert [comp.proc.statements[s.term.origin].col for s in branches] == [3, 25]  # both on line 3
+    rows = _rows(explain(prog.module, comp))
+    first, second = rows["if (t > 0)"], rows["if (t > 1)"]  # matched by line, both went to the first
+    assert _states(first) == str(branches[0].id) and _states(second) == str(branches[1].id)
+    assert "local: branch" in first and "local: branch" in second

@@ -175,10 +175,7 @@ def _place(plan: Plan, rows: list[Row]) -> None:
             rows[x.instr.origin].exchanges.append((st, x))
         t = st.term
         if isinstance(t, Branch):
-            for r in rows:
-                if isinstance(r.stmt, (A.While, A.If)) and r.stmt.span.line == t.line:
-                    r.states.add(st.id)
-                    break
+            rows[t.origin].states.add(st.id)
         elif isinstance(t, Halt) and t.ret is not None:
             rows[t.ret.origin].states.add(st.id)
 

@@ -170,7 +170,7 @@ class Lowerer:
         # `origin` of everything emitted meanwhile, function bodies inlined into it included
         self.statements = [s for s, _loop in A.walk_statements(proc.body)]
         self.stmt_ids = {id(s): n for n, s in enumerate(self.statements)}
-        self.origin = -1
+        self.origin = -1  # outside every statement (where nothing is emitted)
 
     # ------------------------------------------------------------ helpers
 

@@ -11,7 +11,7 @@ state (a remote read gets two: request and reply).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from g2pl.compiler import ir
@@ -30,6 +30,7 @@ class Branch:
     then: int
     other: int
     line: int
+    origin: int  # the `while` or `if` statement it tests for (`ir.Instr.origin`)
 
 
 @dataclass
@@ -211,14 +212,14 @@ class _Builder:
                 c_end = self.seq(i.cond_pre, header)
                 body, after = self.new(), self.new()
                 assert c_end is not None
-                c_end.term = Branch(i.cond, body.id, after.id, i.span.line)
+                c_end.term = Branch(i.cond, body.id, after.id, i.span.line, i.origin)
                 b_end = self.seq(i.body, body)
                 if b_end is not None:
                     b_end.term = Goto(header.id)
                 cur = after
             elif isinstance(i, ir.IfI):
                 then, other, join = self.new(), self.new(), self.new()
-                cur.term = Branch(i.cond, then.id, other.id, i.span.line)
+                cur.term = Branch(i.cond, then.id, other.id, i.span.line, i.origin)
                 t_end = self.seq(i.then, then)
                 o_end = self.seq(i.other, other)
                 for end in (t_end, o_end):
@@ -267,7 +268,7 @@ def compact(states: list[State]) -> list[State]:
         if isinstance(s.term, Goto):
             s.term = Goto(resolve(s.term.target))
         elif isinstance(s.term, Branch):
-            s.term = Branch(s.term.cond, resolve(s.term.then), resolve(s.term.other), s.term.line)
+            s.term = replace(s.term, then=resolve(s.term.then), other=resolve(s.term.other))
     order: list[int] = []
     stack = [resolve(states[0].id)]
     while stack:
@@ -284,7 +285,7 @@ def compact(states: list[State]) -> list[State]:
         if isinstance(s.term, Goto):
             s.term = Goto(renum[s.term.target])
         elif isinstance(s.term, Branch):
-            s.term = Branch(s.term.cond, renum[s.term.then], renum[s.term.other], s.term.line)
+            s.term = replace(s.term, then=renum[s.term.then], other=renum[s.term.other])
         out.append(s)
     return out
 

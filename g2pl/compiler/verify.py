@@ -49,10 +49,12 @@ from typing import Literal, get_args, get_origin, get_type_hints
 from g2pl.compiler import ir
 from g2pl.compiler.plan import Branch, Exch, Halt, Plan, State, exchange_fields
 
-_POSITIONS: dict[ir.ExDom, set[ir.Pos]] = {"S": {"here"}, "V": {"here"}, "E": {"here", "src", "dst"}, "A": {"here", "nbr", "self", "edge"}}
+_POSITIONS: dict[ir.ExDom, set[ir.Pos]] = {
+    "S": {"here"}, "V": {"here"}, "E": {"here", "src", "dst"}, "A": {"here", "nbr", "self", "edge"},
+}
 
-
-_WIDER: dict[ir.Elem, tuple[ir.Elem, ...]] = {"int": ("vid", "float"), "vid": ("float",), "bool": (), "float": ()}  # what a value may widen to
+# what a value may widen to
+_WIDER: dict[ir.Elem, tuple[ir.Elem, ...]] = {"int": ("vid", "float"), "vid": ("float",), "bool": (), "float": ()}
 
 
 class PlanError(AssertionError):
@@ -75,6 +77,7 @@ def _misfit(value: object, hint: object) -> tuple[object, tuple] | None:
 
 
 def _has_words(hint: object) -> bool:
+    """Does type `hint` restrict some part of a value to fixed words?"""
     return get_origin(hint) is Literal or any(_has_words(a) for a in get_args(hint))
 
 
@@ -95,11 +98,13 @@ def _check_words(node: object, where: str) -> None:
 
 
 def _check_symbols(proc: ir.ProcIR) -> None:
+    """Every type of the symbol table is made of allowed words."""
     for name, ty in proc.vars.items():
         _check_words(ty, f"variable {name}")
 
 
-def _check_origin(i: ir.Instr, proc: ir.ProcIR, where: str) -> None:
+def _check_origin(i: ir.Instr | Branch, proc: ir.ProcIR, where: str) -> None:
+    """`i` names one of the procedure's statements (what `g2pl explain` and the pass log attribute it to)."""
     if not 0 <= i.origin < len(proc.statements):
         raise PlanError(f"{where}: origin {i.origin} names no statement (the procedure has "
                         f"{len(proc.statements)})")
@@ -344,6 +349,7 @@ def verify_plan(plan: Plan) -> None:
             if not 0 <= tg < len(states):
                 raise PlanError(f"{where}: jumps to missing state {tg}")
         if isinstance(t, Branch):
+            _check_origin(t, plan.proc, where)
             _check_ex(t.cond, "S", vars_, where, bool_=True)
         if isinstance(t, Halt) and t.ret is not None:
             _check_origin(t.ret, plan.proc, where)
