@@ -52,8 +52,10 @@ ReduceOp = Literal[AggOp, "pick"]
 ExOp = Literal["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!",
                "min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float"]
 
-ELEM_SIZE: dict[Elem, int] = {"bool": 1, "int": 8, "float": 8, "vid": 8}  # bytes per value (also the runtime's record layout)
-DEFAULTS: dict[Elem, bool | int | float] = {"bool": False, "int": 0, "float": 0.0, "vid": -1}  # what a skipped element gets (also the runtime's)
+#: bytes per value (also the runtime's record layout)
+ELEM_SIZE: dict[Elem, int] = {"bool": 1, "int": 8, "float": 8, "vid": 8}
+#: what a skipped element gets (also the runtime's)
+DEFAULTS: dict[Elem, bool | int | float] = {"bool": False, "int": 0, "float": 0.0, "vid": -1}
 KIND_WORD: dict[Kind, str] = {"scalar": "scalar", "vertex": "vertex graph", "edge": "edge graph"}
 DOMAIN_OF_KIND: dict[Kind, Dom] = {"scalar": "S", "vertex": "V", "edge": "E"}
 
