@@ -110,7 +110,8 @@ def test_verifier_rejects_broken_plans() -> None:
     prog = g2pl.compile(ROOT / "programs" / "bfs.g2pl")
     plan = prog.compilation().plan
     victim = next(s for s in plan.states if s.instrs)
-    bad = ir.Compute(victim.instrs[0].span, "nosuch", "V", ir.Const("bool", victim.instrs[0].span, True))
+    first = victim.instrs[0]
+    bad = ir.Compute(first.span, "nosuch", "V", ir.Const("bool", first.span, True), origin=first.origin)
     victim.instrs.append(bad)
     with pytest.raises(PlanError):
         verify_plan(plan)

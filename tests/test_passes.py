@@ -14,6 +14,7 @@ from g2pl.compiler import ir
 from g2pl.compiler.lower import lower_procedure
 from g2pl.compiler.parser import parse
 from g2pl.compiler.passes import PIPELINE
+from g2pl.compiler.passlog import PassLog
 from g2pl.compiler.pipeline import compile_module, dump_stage
 from g2pl.compiler.plan import Plan, build_plan
 from g2pl.compiler.verify import PlanError, verify_ir, verify_plan
@@ -42,12 +43,12 @@ def test_golden_before_after(case: Path, request) -> None:
     name = case.parent.name
     unit = _unit_before(name, case)
     before = dump_stage(unit)
-    log: list[str] = []
+    log: PassLog = []
     after_unit = PASSES[name].run(unit, log)
     if isinstance(after_unit, Plan):
         verify_plan(after_unit)
     after = dump_stage(after_unit)
-    text = f"--- before {name} ---\n{before}\n--- after {name} ---\n{after}\n--- log ---\n" + "\n".join(log) + "\n"
+    text = f"--- before {name} ---\n{before}\n--- after {name} ---\n{after}\n--- log ---\n" + "\n".join(map(str, log)) + "\n"
     golden = case.with_suffix(".golden")
     if request.config.getoption("--update-golden"):
         golden.write_text(text)
@@ -57,7 +58,7 @@ def test_golden_before_after(case: Path, request) -> None:
     # which must come out unchanged with a log line of the pass saying why it did not apply
     negative = case.read_text().startswith("// negative:")
     assert (before == after) == negative, f"{case.name}: {'changed' if negative else 'unchanged'} by {name}"
-    assert not negative or any(line.startswith(f"{name}: ") for line in log), f"{name} did not say why"
+    assert not negative or any(note.pass_name == name for note in log), f"{name} did not say why"
 
 
 PROGRAMS = sorted((ROOT / "programs").glob("*.g2pl"))
@@ -146,7 +147,8 @@ EDGE_SET_PROGRAMS = {
 @pytest.mark.parametrize("name", sorted(EDGE_SET_PROGRAMS))
 def test_edge_set_programs_agree_on_every_level(name: str) -> None:
     src = EDGE_SET_PROGRAMS[name]
-    assert any(e.startswith("edgeset: line") and "shrink" in e for e in g2pl.compile(src).compilation("p").plan.log)
+    assert any(str(e).startswith("edgeset: line") and "shrink" in e.text
+               for e in g2pl.compile(src).compilation("p").plan.log)
     for g in GRAPHS:
         ref = g2pl.compile(src, opt=0).run(g).values
         for opt, disable in ((2, ()), (2, ("edgeset",)), (2, ("prune",)), (1, ())):
@@ -226,7 +228,7 @@ def test_edgeset_leaves_a_set_read_before_its_computation_alone() -> None:
   return B;
 }"""
     prog = g2pl.compile(src)
-    log = prog.compilation(prog.entry_name()).plan.log
+    log = [str(note) for note in prog.compilation(prog.entry_name()).plan.log]
     assert "edgeset: line 5: Inner is read between the exchange and its computation: left as endpoint reads" in log
     g = g2pl.load_graph("er:200:800", seed=1)
     assert prog.run(g).values == g2pl.compile(src, opt=0).run(g).values
@@ -349,7 +351,8 @@ def test_verifier_finds_a_variable_assigned_only_in_the_loop_read_after_it() -> 
     s0 = comp.plan.states[0]
     s0.instrs = [i for i in s0.instrs if i.defs() != ("Level",)]
     s4 = next(s for s in comp.plan.states if any(i.defs() == ("Level",) for i in s.instrs))
-    s4.instrs = [ir.Compute(s4.instrs[0].span, "Level", "V", ir.Const("int", s4.instrs[0].span, 0))] + s4.instrs
+    first = s4.instrs[0]
+    s4.instrs = [ir.Compute(first.span, "Level", "V", ir.Const("int", first.span, 0), origin=first.origin), *s4.instrs]
     with pytest.raises(PlanError, match="reads Level before it is assigned"):  # the return, if the loop never ran
         verify_plan(comp.plan)
 

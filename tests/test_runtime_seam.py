@@ -56,8 +56,8 @@ def test_verb_modules_name_no_array_library(name: str) -> None:
 
 def test_numpy_backend_is_the_only_runtime_importer_of_the_kernels_for_verbs() -> None:
     importers = {p.name for p in RUNTIME.glob("*.py") if any("kernels" in i for i in _imports(p))}
-    # partition.py builds host graph parts and mpi.py combines host aggregator partials: not verbs
-    assert importers <= {"numpy_backend.py", "partition.py", "mpi.py"}, importers
+    # partials.py is the NumPy backend's aggregator slots; partition.py builds host graph parts
+    assert importers <= {"numpy_backend.py", "partials.py", "partition.py"}, importers
 
 
 class _Probe(NumPyBackend):

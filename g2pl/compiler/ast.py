@@ -6,6 +6,7 @@ came from so that errors found late (typing, lowering) still point at source.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from g2pl.compiler.limits import deep_stack
@@ -156,6 +157,28 @@ class If(Stmt):
 @dataclass(frozen=True)
 class Return(Stmt):
     values: tuple[Expr, ...]
+
+
+def walk_statements(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, While | None]]:
+    """Every statement of `body`, nested ones included, with its innermost enclosing `while`, in
+    pre-order (a `while` or `if` before the statements in it, `then` before `else`).
+
+    A statement's index in this order is its id: the `origin` of the IR instructions lowered from
+    it, by which `g2pl explain` and the pass log name it (functions are expressions, so inlining
+    adds no statements and the ids are those of the source).  Iterative: statements nest
+    thousands deep."""
+    todo: list[tuple[Iterator[Stmt], While | None]] = [(iter(body), None)]
+    while todo:
+        it, loop = todo[-1]
+        s = next(it, None)
+        if s is None:
+            todo.pop()
+            continue
+        yield s, loop
+        if isinstance(s, While):
+            todo.append((iter(s.body), s))
+        elif isinstance(s, If):
+            todo.append((iter(s.then + s.other), loop))
 
 
 # ---------------------------------------------------------------- definitions

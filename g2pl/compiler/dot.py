@@ -31,7 +31,7 @@ def _wrap(line: str, indent: str = "    ") -> list[str]:
     return textwrap.wrap(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
 
 
-def _size(elem: str, packed: bool) -> str:
+def _size(elem: ir.Elem, packed: bool) -> str:
     if packed and elem == "bool":
         return "1 bit"
     return f"{ir.ELEM_SIZE[elem]} B"

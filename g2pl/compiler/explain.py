@@ -6,16 +6,15 @@ an exchange, what that costs (message fields and their bytes, aggregators,
 endpoint exchanges, remote reads) and which optimizer passes touched it (the
 plan's pass log).
 
-Instructions are traced back to statements by lowering the procedure once
-more with a recorder: every instruction emitted while a statement is lowered
-belongs to it, including code inlined from functions (whose spans point into
-the function body).  The plan's instructions are matched to those by what
-they define and their span, which the passes keep.
+Every instruction names the statement it was lowered from by id (its
+`origin`: the statement's index in `ast.walk_statements`, the order of the
+report's rows), including code inlined from functions (whose spans point into
+the function body) and what the passes derived from it; every pass-log note
+names the statements it is about the same way (`PassNote.origins`).
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -23,7 +22,7 @@ from g2pl.compiler import ast as A
 from g2pl.compiler import ir
 from g2pl.compiler.dot import exchange_cost
 from g2pl.compiler.limits import deep_stack
-from g2pl.compiler.lower import Lowerer, inference_rounds
+from g2pl.compiler.passlog import PassNote
 from g2pl.compiler.plan import Branch, Exch, Halt, Plan, State
 
 STMT_WIDTH = 44
@@ -38,43 +37,7 @@ class Row:
     states: set[int] = field(default_factory=set)
     local: list[ir.Instr] = field(default_factory=list)
     exchanges: list[tuple[State, Exch]] = field(default_factory=list)
-    lines: set[int] = field(default_factory=set)  # lines of its instructions (function bodies included)
-    defs: set[str] = field(default_factory=set)
-    opts: list[str] = field(default_factory=list)
-
-
-class _Recorder(Lowerer):
-    """A Lowerer that remembers which statement emitted each instruction."""
-
-    def __init__(self, *args, **kw) -> None:
-        super().__init__(*args, **kw)
-        self.current: list[A.Stmt] = []
-        self.owner: dict[tuple, A.Stmt] = {}
-
-    def stmt(self, s, assigned):
-        self.current.append(s)
-        try:
-            return super().stmt(s, assigned)
-        finally:
-            self.current.pop()
-
-    def emit(self, instr: ir.Instr) -> None:
-        super().emit(instr)
-        if self.current and not isinstance(instr, (ir.WhileI, ir.IfI)):
-            self.owner[_key(instr)] = self.current[-1]
-
-
-def _key(i: ir.Instr) -> tuple:
-    return (tuple(i.defs()), i.span)
-
-
-def _owners(module: A.Module, proc: A.Procedure) -> dict[tuple, A.Stmt]:
-    """(defs, span) of every instruction -> the statement it came from (the same rounds as lower_procedure)."""
-    owner: dict[tuple, A.Stmt] = {}
-    for lw in inference_rounds(lambda vt, pt: _Recorder(module, proc, vt, pt)):
-        lw.lower_proc()
-        owner = lw.owner
-    return owner
+    opts: list[PassNote] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- statements
@@ -89,17 +52,18 @@ def _slice(src: list[str], sp) -> str:
     return line[sp.col - 1:].strip() + " ..."
 
 
-def _statements(body, src: list[str], loop: int | None, out: list[Row]) -> None:
-    for s in body:
-        if isinstance(s, A.While):
-            out.append(Row(s, f"while ({_slice(src, s.cond.span)})", loop))
-            _statements(s.body, src, s.span.line, out)
-        elif isinstance(s, A.If):
-            out.append(Row(s, f"if ({_slice(src, s.cond.span)})", loop))
-            _statements(s.then, src, loop, out)
-            _statements(s.other, src, loop, out)
-        else:
-            out.append(Row(s, _slice(src, s.span), loop))
+def _text(s: A.Stmt, src: list[str]) -> str:
+    if isinstance(s, A.While):
+        return f"while ({_slice(src, s.cond.span)})"
+    if isinstance(s, A.If):
+        return f"if ({_slice(src, s.cond.span)})"
+    return _slice(src, s.span)
+
+
+def _rows(proc: A.Procedure, src: list[str]) -> list[Row]:
+    """A row per statement, indexed by statement id (`ir.Instr.origin`)."""
+    return [Row(s, _text(s, src), loop.span.line if loop is not None else None)
+            for s, loop in A.walk_statements(proc.body)]
 
 
 def _calls(e, module: A.Module, seen: list[str]) -> None:
@@ -189,43 +153,31 @@ def _what(x: Exch, plan: Plan) -> str:
     return ir.show_instr(i)
 
 
-def _mentions(entry: str, names: set[str]) -> bool:
-    return any(re.search(r"(?<![\w$])" + re.escape(n) + r"(?![\w])", entry) for n in names)
-
-
-def _rows_by(rows: list[Row]) -> tuple[dict[int, list[Row]], dict[int, list[Row]]]:
-    """The rows of each state and of each source line, in row order: looked up per log entry, so a
-    long program's log is attached in linear time rather than scanning every row for every entry."""
-    by_state: dict[int, list[Row]] = {}
-    by_line: dict[int, list[Row]] = {}
-    for r in rows:
-        for sid in dict.fromkeys(s.id for s, _x in r.exchanges):
-            by_state.setdefault(sid, []).append(r)
-        for line in dict.fromkeys(r.lines):
-            by_line.setdefault(line, []).append(r)
-    return by_state, by_line
-
-
-def _attach_log(plan: Plan, rows: list[Row]) -> list[str]:
-    """Give each pass-log entry to the statements it is about; returns the entries about none."""
+def _attach_log(plan: Plan, rows: list[Row]) -> list[PassNote]:
+    """Give each pass-log note to the statements it names; returns the notes naming none."""
     general = []
-    by_state, by_line = _rows_by(rows)
-    for entry in plan.log:
-        m = re.match(r"(\w+): (line|state) (\d+): ", entry)
-        if not m:
-            general.append(entry)
-            continue
-        what, n = m.group(2), int(m.group(3))
-        if what == "state":
-            hit = by_state.get(n, [])
-        else:
-            at_line = by_line.get(n, [])
-            hit = [r for r in at_line if _mentions(entry, r.defs)] or at_line
-        for r in hit:
-            r.opts.append(entry)
-        if not hit:
-            general.append(entry)
+    for note in plan.log:
+        for origin in dict.fromkeys(note.origins):
+            rows[origin].opts.append(note)
+        if not note.origins:
+            general.append(note)
     return general
+
+
+def _place(plan: Plan, rows: list[Row]) -> None:
+    """Give every instruction of the plan, and every state's branch or return, to its statement's row."""
+    for st in plan.states:
+        for i in st.instrs:
+            rows[i.origin].states.add(st.id)
+            rows[i.origin].local.append(i)
+        for x in st.exchange:
+            rows[x.instr.origin].states.add(st.id)
+            rows[x.instr.origin].exchanges.append((st, x))
+        t = st.term
+        if isinstance(t, Branch):
+            rows[t.origin].states.add(st.id)
+        elif isinstance(t, Halt) and t.ret is not None:
+            rows[t.ret.origin].states.add(st.id)
 
 
 # ---------------------------------------------------------------- the report
@@ -235,59 +187,17 @@ def _attach_log(plan: Plan, rows: list[Row]) -> list[str]:
 def explain(module: A.Module, comp) -> str:
     """The per-statement report for a `Compilation` of one procedure of `module`."""
     plan: Plan = comp.plan
-    proc = module.procedures[plan.proc.name]
-    src = module.source.splitlines()
-    rows: list[Row] = []
-    _statements(proc.body, src, None, rows)
-    by_stmt = {id(r.stmt): r for r in rows}
+    rows = _rows(module.procedures[plan.proc.name], module.source.splitlines())
     for r in rows:
         for e in _own_exprs(r.stmt):
             _calls(e, module, r.calls)
-    owner = _owners(module, proc)
-
-    def row_of(i: ir.Instr) -> Row | None:
-        s = owner.get(_key(i))
-        if s is None:  # not met while lowering (a pass made it): the innermost statement around its span
-            best = None
-            for r in rows:
-                sp = r.stmt.span
-                if (sp.line, sp.col) <= (i.span.line, i.span.col) <= (sp.end_line, sp.end_col):
-                    if best is None or (sp.line, sp.col) >= (best.stmt.span.line, best.stmt.span.col):
-                        best = r
-            return best
-        return by_stmt.get(id(s))
-
-    for st in plan.states:
-        for i in st.instrs:
-            r = row_of(i)
-            if r is not None:
-                r.states.add(st.id)
-                r.local.append(i)
-                r.lines.add(i.span.line)
-                r.defs.update(i.defs())
-        for x in st.exchange:
-            r = row_of(x.instr)
-            if r is not None:
-                r.states.add(st.id)
-                r.exchanges.append((st, x))
-                r.lines.add(x.instr.span.line)
-                r.defs.update(x.instr.defs())
-        t = st.term
-        if isinstance(t, Branch):
-            for r in rows:
-                if isinstance(r.stmt, (A.While, A.If)) and r.stmt.span.line == t.line:
-                    r.states.add(st.id)
-                    break
-        elif isinstance(t, Halt) and t.ret is not None:
-            for r in rows:
-                if isinstance(r.stmt, A.Return) and r.stmt.span == t.ret.span:
-                    r.states.add(st.id)
+    _place(plan, rows)
     general = _attach_log(plan, rows)
     first = _first_supersteps(plan)
     return _render(module, plan, rows, general, first)
 
 
-def _render(module: A.Module, plan: Plan, rows: list[Row], general: list[str], first: dict[int, int]) -> str:
+def _render(module: A.Module, plan: Plan, rows: list[Row], general: list[PassNote], first: dict[int, int]) -> str:
     proc = plan.proc
     n_x = len(plan.exchange_states())
     out = [f"explain: procedure `{proc.name}` ({proc.file}), -O{plan.opt_level}: {len(plan.states)} states, "

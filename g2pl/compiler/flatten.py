@@ -28,7 +28,7 @@ from g2pl.compiler import ir
 from g2pl.compiler.limits import MAX_IR_DEPTH, MAX_UNSPLIT_DEPTH
 from g2pl.errors import G2PLError
 
-_KIND_OF_DOMAIN = {"S": "scalar", "V": "vertex", "E": "edge"}
+_KIND_OF_DOMAIN: dict[ir.Dom, ir.Kind] = {"S": "scalar", "V": "vertex", "E": "edge"}
 
 
 class _Flattener:
@@ -38,20 +38,20 @@ class _Flattener:
         self.proc = proc
         self.vars = dict(proc.vars)
         self.n_temps = max((int(v[1:]) for v in proc.vars if v[1:].isdigit() and v.startswith("$")), default=0)
-        self.hoisted: list[ir.Instr] = []
+        self.hoisted: list[tuple[str, ir.Dom, ir.Ex]] = []  # (temporary, domain, expression)
         self.changed = False
 
-    def temp(self, e: ir.Ex, dom: str) -> ir.Load:
+    def temp(self, e: ir.Ex, dom: ir.Dom) -> ir.Load:
         """A fresh temporary computing `e` over `dom`, emitted before the current instruction."""
         self.n_temps += 1
         name = f"${self.n_temps}"
         kind = _KIND_OF_DOMAIN[dom]
         self.vars[name] = ir.Ty(kind, e.elem)
-        self.hoisted.append(ir.Compute(e.span, name, dom, e))
+        self.hoisted.append((name, dom, e))
         self.changed = True
         return ir.Load(e.elem, e.span, name, kind, "here")
 
-    def ex(self, e: ir.Ex, dom: str, lazy: bool = False) -> tuple[ir.Ex, int]:
+    def ex(self, e: ir.Ex, dom: ir.Dom, lazy: bool = False) -> tuple[ir.Ex, int]:
         """`e` with its deep parts hoisted, and the depth left; `lazy`: inside a scalar `?:` branch."""
         if isinstance(e, ir.Op):
             parts = [self.ex(a, dom, lazy) for a in e.args]
@@ -71,7 +71,7 @@ class _Flattener:
             return self.temp(new, dom), 1
         return new, depth
 
-    def top(self, e: ir.Ex | None, dom: str) -> ir.Ex | None:
+    def top(self, e: ir.Ex | None, dom: ir.ExDom) -> ir.Ex | None:
         """Flatten a whole expression field evaluated over `dom` (S, V or E; A is only measured)."""
         if e is None:
             return None
@@ -112,21 +112,22 @@ class _Flattener:
             if isinstance(i, ir.WhileI):
                 pre = list(self.block(i.cond_pre))
                 cond = self.top(i.cond, "S")
-                pre += self.take()
+                pre += self.take(i)
                 out.append(dataclasses.replace(i, cond_pre=tuple(pre), cond=cond, body=self.block(i.body)))
             elif isinstance(i, ir.IfI):
                 cond = self.top(i.cond, "S")
-                out += self.take()
+                out += self.take(i)
                 out.append(dataclasses.replace(i, cond=cond, then=self.block(i.then), other=self.block(i.other)))
             else:
                 new = self.instr(i)
-                out += self.take()
+                out += self.take(i)
                 out.append(new)
         return tuple(out)
 
-    def take(self) -> list[ir.Instr]:
+    def take(self, of: ir.Instr) -> list[ir.Instr]:
+        """The temporaries hoisted out of instruction `of`, computed before it (and lowered from its statement)."""
         hoisted, self.hoisted = self.hoisted, []
-        return hoisted
+        return [ir.Compute(e.span, name, dom, e, origin=of.origin) for name, dom, e in hoisted]
 
 
 def _depth(e: ir.Ex) -> int:

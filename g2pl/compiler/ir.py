@@ -13,29 +13,59 @@ Two layers:
   `RemoteMark`), each of which ends a superstep at -O0; plus structured
   control flow (`WhileI`, `IfI`, `ReturnI`) whose conditions are scalars.
 
-Every node carries the source `Span` it came from.
+Every node carries the source `Span` it came from, and every instruction the
+`origin` id of the source statement it was lowered from (see `Instr`).
+
+The fields that take one of a fixed set of words (kind, element type,
+position, domain, operator) are typed with the `Literal` aliases below, so a
+misspelt word is a type error, and `verify` checks the values against them
+(they are plain strings: codegen and the runtime compare them with literals).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from g2pl.errors import Span
 
-ELEM_SIZE = {"bool": 1, "int": 8, "float": 8, "vid": 8}  # bytes per value (also the runtime's record layout)
-DEFAULTS = {"bool": False, "int": 0, "float": 0.0, "vid": -1}  # what a skipped element gets (also the runtime's)
-KIND_WORD = {"scalar": "scalar", "vertex": "vertex graph", "edge": "edge graph"}
-DOMAIN_OF_KIND = {"scalar": "S", "vertex": "V", "edge": "E"}
+#: element type of a value
+Elem = Literal["bool", "int", "float", "vid"]
+#: what a variable is: one value, or one per vertex / per edge
+Kind = Literal["scalar", "vertex", "edge"]
+#: domain an instruction computes over: the scalar (master), every vertex or every edge
+Dom = Literal["S", "V", "E"]
+#: domain of an instruction that runs per element (an aggregator, a remote read or mark)
+ElemDom = Literal["V", "E"]
+#: domain of a local expression: an instruction's, or A (every adjacency entry of an aggregation)
+ExDom = Literal[Dom, "A"]
+#: endpoint of an edge
+Side = Literal["src", "dst"]
+#: where a read takes its value, relative to the element being computed (see `Load`, `Ids`)
+Pos = Literal["here", "nbr", "self", "edge", Side]
+#: a neighbourhood aggregation's combiner (the source language's aggregations but `union`)
+AggOp = Literal["sum", "min", "max", "and", "or", "argmin", "argmax", "avg", "count"]
+#: an aggregator's combiner: an aggregation, or `pick` (the value of the one element its mask selects)
+ReduceOp = Literal[AggOp, "pick"]
+#: an elementwise operator or built-in function of `Op`
+ExOp = Literal["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!",
+               "min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float"]
+
+#: bytes per value (also the runtime's record layout)
+ELEM_SIZE: dict[Elem, int] = {"bool": 1, "int": 8, "float": 8, "vid": 8}
+#: what a skipped element gets (also the runtime's)
+DEFAULTS: dict[Elem, bool | int | float] = {"bool": False, "int": 0, "float": 0.0, "vid": -1}
+KIND_WORD: dict[Kind, str] = {"scalar": "scalar", "vertex": "vertex graph", "edge": "edge graph"}
+DOMAIN_OF_KIND: dict[Kind, Dom] = {"scalar": "S", "vertex": "V", "edge": "E"}
 
 
 @dataclass(frozen=True)
 class Ty:
     """Kind (scalar/vertex/edge) and element type (bool/int/float/vid)."""
 
-    kind: str
-    elem: str
+    kind: Kind
+    elem: Elem
 
     def word(self) -> str:
         if self.elem == "bool" and self.kind == "vertex":
@@ -55,7 +85,7 @@ class Ty:
 
 @dataclass(frozen=True)
 class Ex:
-    elem: str
+    elem: Elem
     span: Span
 
 
@@ -69,22 +99,22 @@ class Load(Ex):
     """Read variable `var` (of kind `kind`) at `pos`: here | nbr | self | edge."""
 
     var: str
-    kind: str
-    pos: str = "here"
+    kind: Kind
+    pos: Pos = "here"
 
 
 @dataclass(frozen=True)
 class Ids(Ex):
     """Original vertex ID at `pos` (here | nbr | self | src | dst)."""
 
-    pos: str = "here"
+    pos: Pos = "here"
 
 
 @dataclass(frozen=True)
 class Op(Ex):
     """Elementwise operator or built-in function applied to `args`."""
 
-    op: str
+    op: ExOp
     args: tuple[Ex, ...]
 
 
@@ -189,7 +219,18 @@ def receiver_only(e: Ex) -> bool:
 
 @dataclass(frozen=True)
 class Instr:
+    """An instruction; `origin` is the id of the source statement it was lowered from.
+
+    A statement's id is its index in the pre-order of the procedure's statements
+    (`ast.walk_statements`; the `span`s of `ProcIR.statements`).  Code inlined from a
+    function belongs to the statement that calls it, and so does anything a pass
+    derives from an instruction (`dataclasses.replace` keeps the field), which is how
+    `g2pl explain` and the pass log name statements.  Keyword-only and required,
+    so no instruction is made without one.
+    """
+
     span: Span
+    origin: int = field(kw_only=True)
 
     #: True for instructions that end a superstep at -O0 (communication)
     exchange = False
@@ -206,7 +247,7 @@ class Compute(Instr):
     """target = ex, evaluated over domain `dom` (S, V or E); purely local."""
 
     target: str
-    dom: str
+    dom: Dom
     ex: Ex
 
     def defs(self) -> tuple[str, ...]:
@@ -222,7 +263,7 @@ class MarkEndpoints(Instr):
 
     target: str
     mask: Ex
-    sides: tuple[str, ...]  # subset of ("src", "dst")
+    sides: tuple[Side, ...]
 
     def defs(self) -> tuple[str, ...]:
         return (self.target,)
@@ -240,11 +281,11 @@ class NbrReduce(Instr):
     """
 
     target: str
-    op: str
+    op: AggOp
     out: bool
     value: Ex
     mask: Ex | None
-    elem: str  # result element type
+    elem: Elem  # result element type
     send: Ex | None = None  # (after prune) the sender-side part of the filter: who sends at all
     push: bool = False  # (after direction) may be pushed from the active senders when they are few
     # (after direction) receiver-side condition outside which the result is never used: a pull may
@@ -264,11 +305,11 @@ class GlobalReduce(Instr):
     """Scalar target = op over the elements of domain `dom` (V or E) where `mask` holds (an aggregator)."""
 
     target: str
-    op: str
-    dom: str
+    op: ReduceOp
+    dom: ElemDom
     value: Ex
     mask: Ex | None
-    elem: str
+    elem: Elem
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
@@ -282,7 +323,7 @@ class GlobalReduce(Instr):
 class EndpointExchange(Instr):
     """Make vertex values available on edges: targets[i] = vertex var fields[i][0] read at endpoint fields[i][1]."""
 
-    fields: tuple[tuple[str, str, str], ...]  # (vertex var, side src|dst, elem)
+    fields: tuple[tuple[str, Side, Elem], ...]  # (vertex var, endpoint it is read at, its elem)
     targets: tuple[str, ...]
     need: Ex | None = None  # edge condition (over edge vars) outside which the values are never used
     # set by the edgeset pass: the exchange defines only this edge<bool> variable, the conjunction of
@@ -307,10 +348,10 @@ class RemoteRead(Instr):
 
     target: str
     var: str
-    var_kind: str
-    dom: str  # V or E: where the requests come from
+    var_kind: Kind
+    dom: ElemDom  # where the requests come from
     index: Ex
-    elem: str
+    elem: Elem
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
@@ -325,7 +366,7 @@ class RemoteMark(Instr):
     """target = vertex set of the original IDs `index` sent from elements of `dom` where `mask` holds."""
 
     target: str
-    dom: str
+    dom: ElemDom
     index: Ex
     mask: Ex | None
     exchange = True
@@ -397,6 +438,7 @@ class ProcIR:
     vars: dict[str, Ty]  # every IR variable (user vars, params, temps) -> type
     user_names: dict[str, str] = field(default_factory=dict)  # IR var -> source name (for comments/outputs)
     rand_sites: int = 0
+    statements: tuple[Span, ...] = ()  # the span of every source statement, by id (`Instr.origin`)
     source_lines: list[str] = field(default_factory=list)
     file: str = "<input>"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from g2pl.compiler import ast as A
 from g2pl.compiler import ir
@@ -33,11 +33,18 @@ INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 
 
-def default_of(elem: str):
+#: what a lowering context evaluates over: the top level (T), every vertex, every edge, or
+#: every adjacency entry of a neighbourhood aggregation (A)
+CtxDom = Literal["T", "V", "E", "A"]
+#: a lowered expression's kind: a variable's, or per adjacency entry
+ValKind = Literal[ir.Kind, "adj"]
+
+
+def default_of(elem: ir.Elem) -> bool | int | float:
     return ir.DEFAULTS[elem]
 
 
-def join_elem(a: str, b: str) -> str | None:
+def join_elem(a: ir.Elem, b: ir.Elem) -> ir.Elem | None:
     """Least common element type for assignment/branches; None if incompatible."""
     if a == b:
         return a
@@ -47,7 +54,7 @@ def join_elem(a: str, b: str) -> str | None:
     return None
 
 
-def arith_elem(a: str, b: str) -> str:
+def arith_elem(a: ir.Elem, b: ir.Elem) -> ir.Elem:
     return "float" if "float" in (a, b) else "int"
 
 
@@ -56,21 +63,21 @@ class Elem:
     """A generator-bound name: an element (vertex or edge) with a value."""
 
     name: str
-    ekind: str  # vertex | edge
-    pos: str  # here | nbr | self | edge | src | dst
+    ekind: Literal["vertex", "edge"]
+    pos: ir.Pos
     src_var: str | None  # variable ranged over (None: all of V / E)
-    src_kind: str  # vertex | edge
-    src_elem: str  # element type of the source (bool for sets)
+    src_kind: ir.Kind  # vertex | edge
+    src_elem: ir.Elem  # element type of the source (bool for sets)
     span: Span
     has_value: bool = True
 
-    def value_at(self, pos: str, span: Span) -> ir.Ex:
+    def value_at(self, pos: ir.Pos, span: Span) -> ir.Ex:
         if self.src_var is None:
             return ir.Const("bool", span, True)
         return ir.Load(self.src_elem, span, self.src_var, self.src_kind, pos)
 
     @property
-    def elem(self) -> str:
+    def elem(self) -> ir.Elem:
         if self.ekind == "vertex" and self.pos in ("src", "dst"):
             return "vid"
         return self.src_elem if self.src_var is not None else "bool"
@@ -80,13 +87,13 @@ class Elem:
 class Ctx:
     """Where an expression is evaluated: T (top level), V, E or A (an aggregation over neighbours)."""
 
-    dom: str
+    dom: CtxDom
     elems: dict[str, Elem] = field(default_factory=dict)
     centre: Elem | None = None
     blocked: dict[str, str] = field(default_factory=dict)
     out: bool = False
 
-    def local_kind(self) -> str:
+    def local_kind(self) -> ValKind:
         return {"V": "vertex", "E": "edge", "A": "adj", "T": "scalar"}[self.dom]
 
 
@@ -98,8 +105,8 @@ class Val:
     """A lowered expression: IR expression plus its kind (scalar/vertex/edge/adj) and element type."""
 
     ex: ir.Ex
-    kind: str
-    elem: str
+    kind: ValKind
+    elem: ir.Elem
 
     def ty(self) -> ir.Ty:
         return ir.Ty(self.kind, self.elem)
@@ -121,7 +128,7 @@ def _chain(names: list[str]) -> str:
     return " -> ".join(names)
 
 
-def _kind_word(kind: str, elem: str) -> str:
+def _kind_word(kind: ValKind, elem: ir.Elem) -> str:
     if kind == "adj":
         return f"per-neighbour {elem}"
     return ir.Ty(kind, elem).word()
@@ -131,7 +138,7 @@ class Lowerer:
     """Lowers one procedure. Create one per round of type inference."""
 
     def __init__(self, module: A.Module, proc: A.Procedure, var_types: dict[str, ir.Ty],
-                 param_types: dict[str, str], collect: list[G2PLError] | None = None) -> None:
+                 param_types: dict[str, ir.Elem], collect: list[G2PLError] | None = None) -> None:
         self.mod = module
         # Error recovery (`g2pl check`): with a list, a failing statement's error is appended and
         # lowering goes on with the next statement; without, the first error is raised.
@@ -159,6 +166,11 @@ class Lowerer:
         self.assigned: set[str] = set()
         self.user_names: dict[str, str] = {}
         self.params: dict[str, ir.Ty] = {}
+        # the statements by id (see `ast.walk_statements`), and the id of the one being lowered: the
+        # `origin` of everything emitted meanwhile, function bodies inlined into it included
+        self.statements = [s for s, _loop in A.walk_statements(proc.body)]
+        self.stmt_ids = {id(s): n for n, s in enumerate(self.statements)}
+        self.origin = -1  # outside every statement (where nothing is emitted)
 
     # ------------------------------------------------------------ helpers
 
@@ -236,6 +248,7 @@ class Lowerer:
             vars=all_vars,
             user_names={v: v for v in self.var_types} | {p: p for p in self.params},
             rand_sites=self.rand_sites,
+            statements=tuple(s.span for s in self.statements),
             source_lines=self.mod.source.splitlines(),
             file=self.mod.file,
         )
@@ -290,6 +303,14 @@ class Lowerer:
         return [], ir.Const("bool", e.span, True)
 
     def stmt(self, s: A.Stmt, assigned: set[str]) -> tuple[set[str], bool]:
+        """Lower statement `s`; what it emits, but for its nested statements' code, gets its id as origin."""
+        outer, self.origin = self.origin, self.stmt_ids[id(s)]
+        try:
+            return self.stmt_code(s, assigned)
+        finally:
+            self.origin = outer
+
+    def stmt_code(self, s: A.Stmt, assigned: set[str]) -> tuple[set[str], bool]:
         self.assigned = assigned
         if isinstance(s, A.Assign):
             self.assign(s)
@@ -297,14 +318,14 @@ class Lowerer:
         if isinstance(s, A.While):
             pre, cond = self.condition_or_recover(s.cond, "while")
             body, _, _ = self.block(s.body, set(assigned))
-            self.emit(ir.WhileI(s.span, tuple(pre), cond, tuple(body)))
+            self.emit(ir.WhileI(s.span, tuple(pre), cond, tuple(body), origin=self.origin))
             return assigned, False
         if isinstance(s, A.If):
             pre, cond = self.condition_or_recover(s.cond, "if")
             self.out.extend(pre)
             then, a1, r1 = self.block(s.then, set(assigned))
             other, a2, r2 = self.block(s.other, set(assigned))
-            self.emit(ir.IfI(s.span, cond, tuple(then), tuple(other)))
+            self.emit(ir.IfI(s.span, cond, tuple(then), tuple(other), origin=self.origin))
             if r1 and r2:
                 return a1 | a2, True
             if r1:
@@ -322,7 +343,7 @@ class Lowerer:
                 name = f"ret{i}"
                 t = self.materialize(v, e.span)
                 vals.append(ir.RetVal(name, t, self.temps.get(t) or self.var_ty(t) or v.ty()))
-            self.emit(ir.ReturnI(s.span, tuple(vals)))
+            self.emit(ir.ReturnI(s.span, tuple(vals), origin=self.origin))
             return assigned, True
         raise TypeError(type(s).__name__)
 
@@ -400,14 +421,14 @@ class Lowerer:
             self.temps.pop(v.ex.var, None)
             self.emit(_retarget(last, name))
             return
-        self.emit(ir.Compute(s.span, name, dom, v.ex))
+        self.emit(ir.Compute(s.span, name, dom, v.ex, origin=self.origin))
 
     def materialize(self, v: Val, span: Span) -> str:
         """A variable holding `v` (a temp unless `v` already is a plain variable load)."""
         if isinstance(v.ex, ir.Load) and v.ex.pos == "here" and v.ex.kind == v.kind:
             return v.ex.var
         t = self.temp(v.ty())
-        self.emit(ir.Compute(span, t, ir.DOMAIN_OF_KIND[v.kind], v.ex))
+        self.emit(ir.Compute(span, t, ir.DOMAIN_OF_KIND[v.kind], v.ex, origin=self.origin))
         return t
 
     # ------------------------------------------------------------ expressions
@@ -539,7 +560,7 @@ class Lowerer:
 
     # ---- operators
 
-    def combine_kinds(self, a: Val, b: Val, span: Span, what: str) -> str:
+    def combine_kinds(self, a: Val, b: Val, span: Span, what: str) -> ValKind:
         if a.kind == "scalar":
             return b.kind
         if b.kind == "scalar" or a.kind == b.kind:
@@ -549,7 +570,7 @@ class Lowerer:
             "kinds never mix", span,
         )
 
-    def hint_param(self, v: Val, other_elem: str) -> None:
+    def hint_param(self, v: Val, other_elem: ir.Elem) -> None:
         """Unannotated parameters take the type they are combined with (float, vid or bool)."""
         ex = v.ex
         if isinstance(ex, ir.Load) and ex.var in self.params and ex.var not in self._annotated():
@@ -614,7 +635,7 @@ class Lowerer:
         dom = ir.DOMAIN_OF_KIND[a.kind]
         t = self.temp(ir.Ty("scalar", "bool"))
         ne = ir.Op("bool", e.span, "!=", (a.ex, b.ex))
-        self.emit(ir.GlobalReduce(e.span, t, "or", dom, ne, None, "bool"))
+        self.emit(ir.GlobalReduce(e.span, t, "or", dom, ne, None, "bool", origin=self.origin))
         res: ir.Ex = ir.Load("bool", e.span, t, "scalar")
         if e.op == "==":
             res = ir.Op("bool", e.span, "!", (res,))
@@ -811,7 +832,7 @@ class Lowerer:
         if p.kind == "scalar":
             t = self.temp(ir.Ty("scalar", g.elem))
             mask = ir.Op("bool", e.span, "==", (ir.Ids("vid", e.span, "here"), p.ex))
-            self.emit(ir.GlobalReduce(e.span, t, "pick", "V", g.ex, mask, g.elem))
+            self.emit(ir.GlobalReduce(e.span, t, "pick", "V", g.ex, mask, g.elem, origin=self.origin))
             return Val(ir.Load(g.elem, e.span, t, "scalar"), "scalar", g.elem)
         dom = "V" if p.kind == "vertex" else "E"
         if dom == "E":
@@ -822,7 +843,7 @@ class Lowerer:
                                 g.ex, ir.Const("bool", e.span, False)), p.kind, "bool")
         var = g.ex.var if isinstance(g.ex, ir.Load) else "@id"
         t = self.temp(ir.Ty(p.kind, g.elem))
-        self.emit(ir.RemoteRead(e.span, t, var, "vertex", dom, p.ex, g.elem))
+        self.emit(ir.RemoteRead(e.span, t, var, "vertex", dom, p.ex, g.elem, origin=self.origin))
         return Val(ir.Load(g.elem, e.span, t, p.kind, "here"), p.kind, g.elem)
 
     # ---- comprehensions
@@ -938,7 +959,7 @@ class Lowerer:
         spec = tuple((var, pos, self.var_elem(var)) for (var, pos) in fields)
         if need is not None and any(isinstance(n, ir.Load) and n.pos in ("src", "dst") for n in ir.walk(need)):
             need = None  # the condition itself needs the exchanged values
-        self.emit(ir.EndpointExchange(span, spec, tuple(fields.values()), need))
+        self.emit(ir.EndpointExchange(span, spec, tuple(fields.values()), need, origin=self.origin))
 
         def leaf(x: ir.Ex) -> ir.Ex:
             if isinstance(x, ir.Load) and x.pos in ("src", "dst"):
@@ -947,7 +968,7 @@ class Lowerer:
 
         return [None if x is None else ir.map_leaves(x, leaf) for x in exs]
 
-    def var_elem(self, var: str) -> str:
+    def var_elem(self, var: str) -> ir.Elem:
         ty = self.var_ty(var) or self.temps.get(var)
         return ty.elem if ty else "bool"
 
@@ -974,10 +995,10 @@ class Lowerer:
             head = Val(head_ex, head.kind, head.elem)
         elem, value = self.agg_head(e, head, e.heads[0].span)
         t = self.temp(ir.Ty("scalar", elem))
-        self.emit(ir.GlobalReduce(e.span, t, e.op, "V" if kind == "vertex" else "E", value, mask, elem))
+        self.emit(ir.GlobalReduce(e.span, t, e.op, "V" if kind == "vertex" else "E", value, mask, elem, origin=self.origin))
         return Val(ir.Load(elem, e.span, t, "scalar"), "scalar", elem)
 
-    def agg_head(self, e: A.Agg, head: Val, span: Span) -> tuple[str, ir.Ex]:
+    def agg_head(self, e: A.Agg, head: Val, span: Span) -> tuple[ir.Elem, ir.Ex]:
         """Result element type of aggregation `e.op` over `head`, and the value to aggregate."""
         op = e.op
         he = head.elem
@@ -1036,7 +1057,7 @@ class Lowerer:
         head = self.ex(e.heads[0], inner)
         elem, value = self.agg_head(e, head, e.heads[0].span)
         t = self.temp(ir.Ty("vertex", elem))
-        self.emit(ir.NbrReduce(e.span, t, e.op, src.out, value, mask, elem))
+        self.emit(ir.NbrReduce(e.span, t, e.op, src.out, value, mask, elem, origin=self.origin))
         return Val(ir.Load(elem, e.span, t, "vertex", "here"), "vertex", elem)
 
     def hoisted_nbr(self, e: A.Agg, centre: Elem, ctx: Ctx) -> Val:
@@ -1077,12 +1098,12 @@ class Lowerer:
             if kind == "edge":
                 idx, m2 = self.finish_edge([idx, m2], h.span)
             t = self.temp(ir.Ty("vertex", "bool"))
-            self.emit(ir.RemoteMark(h.span, t, "V" if kind == "vertex" else "E", idx, m2))
+            self.emit(ir.RemoteMark(h.span, t, "V" if kind == "vertex" else "E", idx, m2, origin=self.origin))
             parts.append(ir.Load("bool", h.span, t, "vertex"))
         if sides:
             (m,) = self.finish_edge([mask if mask is not None else ir.Const("bool", e.span, True)], e.span)
             t = self.temp(ir.Ty("vertex", "bool"))
-            self.emit(ir.MarkEndpoints(e.span, t, m, tuple(dict.fromkeys(sides))))
+            self.emit(ir.MarkEndpoints(e.span, t, m, tuple(dict.fromkeys(sides)), origin=self.origin))
             parts.append(ir.Load("bool", e.span, t, "vertex"))
         res = parts[0]
         for p in parts[1:]:
@@ -1103,7 +1124,7 @@ class InferenceError(AssertionError):
     """Type inference did not settle (a compiler bug, never a user error)."""
 
 
-def inference_rounds(make: Callable[[dict[str, ir.Ty], dict[str, str]], L]) -> Iterator[L]:
+def inference_rounds(make: Callable[[dict[str, ir.Ty], dict[str, ir.Elem]], L]) -> Iterator[L]:
     """The rounds of type inference: a fresh lowerer each (`make(var_types, param_types)`, the
     inferred types shared by all rounds), which the caller runs, until a round changes no type.
 
@@ -1113,7 +1134,7 @@ def inference_rounds(make: Callable[[dict[str, ir.Ty], dict[str, str]], L]) -> I
     the rounds are not capped at a fixed number; only more than the lattice allows (every variable
     added once and widened twice, every parameter widened twice) raises `InferenceError`."""
     var_types: dict[str, ir.Ty] = {}
-    param_types: dict[str, str] = {}
+    param_types: dict[str, ir.Elem] = {}
     rounds = 0
     while True:
         lw = make(var_types, param_types)

@@ -20,6 +20,7 @@ from g2pl.compiler.flatten import flatten
 from g2pl.compiler.limits import deep_stack
 from g2pl.compiler.lower import lower_procedure
 from g2pl.compiler.passes import PASS_NAMES, PIPELINE, selected
+from g2pl.compiler.passlog import PassLog
 from g2pl.compiler.plan import Plan, build_plan, render
 from g2pl.errors import G2PLError
 
@@ -72,7 +73,7 @@ def compile_module(module: A.Module, entry: str, opt: int = 2, disable: tuple[st
     if after_pass:
         after_pass("lower", proc)
     passes = selected(opt, tuple(disable))
-    log: list[str] = []
+    log: PassLog = []
     for p in (p for p in passes if p.stage == "ir"):
         t0 = time.perf_counter()
         proc = p.run(proc, log)

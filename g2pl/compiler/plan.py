@@ -11,11 +11,13 @@ state (a remote read gets two: request and reply).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from g2pl.compiler import ir
 from g2pl.compiler.exchange import Broadcast, Spec, baseline
 from g2pl.compiler.limits import deep_stack
+from g2pl.compiler.passlog import PassLog
 
 
 @dataclass
@@ -29,6 +31,7 @@ class Branch:
     then: int
     other: int
     line: int
+    origin: int  # the `while` or `if` statement it tests for (`ir.Instr.origin`)
 
 
 @dataclass
@@ -39,13 +42,17 @@ class Halt:
 Terminator = Goto | Branch | Halt
 
 
+#: the part of an exchange a state runs: a remote read's request or reply, or (empty) all of another
+Phase = Literal["", "request", "reply"]
+
+
 @dataclass
 class Exch:
     """One exchange in a state's group; `phase` is 'request'/'reply' for remote reads, else ''.
     `spec` says how the runtime carries it out (written by the plan builder and the passes)."""
 
     instr: ir.Instr
-    phase: str = ""
+    phase: Phase = ""
     spec: Spec | None = None
 
 
@@ -88,7 +95,7 @@ class Field:
     """A message field: a vertex value that travels to neighbours."""
 
     name: str  # variable (or 'id')
-    elem: str
+    elem: ir.Elem
 
     @property
     def size(self) -> int:
@@ -100,7 +107,7 @@ class Plan:
     proc: ir.ProcIR
     states: list[State]
     opt_level: int = 0
-    log: list[str] = field(default_factory=list)
+    log: PassLog = field(default_factory=list)  # the passes' notes, in order
 
     def next_spec_id(self) -> int:
         """An exchange spec id no exchange of the plan has yet."""
@@ -217,14 +224,14 @@ class _Builder:
                 c_end = self.seq(i.cond_pre, header)
                 body, after = self.new(), self.new()
                 assert c_end is not None
-                c_end.term = Branch(i.cond, body.id, after.id, i.span.line)
+                c_end.term = Branch(i.cond, body.id, after.id, i.span.line, i.origin)
                 b_end = self.seq(i.body, body)
                 if b_end is not None:
                     b_end.term = Goto(header.id)
                 cur = after
             elif isinstance(i, ir.IfI):
                 then, other, join = self.new(), self.new(), self.new()
-                cur.term = Branch(i.cond, then.id, other.id, i.span.line)
+                cur.term = Branch(i.cond, then.id, other.id, i.span.line, i.origin)
                 t_end = self.seq(i.then, then)
                 o_end = self.seq(i.other, other)
                 for end in (t_end, o_end):
@@ -280,7 +287,7 @@ def compact(states: list[State]) -> list[State]:
         if isinstance(s.term, Goto):
             s.term = Goto(resolve(s.term.target))
         elif isinstance(s.term, Branch):
-            s.term = Branch(s.term.cond, resolve(s.term.then), resolve(s.term.other), s.term.line)
+            s.term = replace(s.term, then=resolve(s.term.then), other=resolve(s.term.other))
     order: list[int] = []
     stack = [resolve(states[0].id)]
     while stack:
@@ -297,7 +304,7 @@ def compact(states: list[State]) -> list[State]:
         if isinstance(s.term, Goto):
             s.term = Goto(renum[s.term.target])
         elif isinstance(s.term, Branch):
-            s.term = Branch(s.term.cond, renum[s.term.then], renum[s.term.other], s.term.line)
+            s.term = replace(s.term, then=renum[s.term.then], other=renum[s.term.other])
         out.append(s)
     return out
 
@@ -350,8 +357,8 @@ def render(plan: Plan) -> str:
         rb = sum(f.size for f in fields)
         fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "none"
         out.append(f"record layout (every exchange superstep, every adjacency entry): {fl} = {rb} bytes")
-    for line in plan.log:
-        out.append(f"pass: {line}")
+    for note in plan.log:
+        out.append(f"pass: {note}")
     for s in plan.states:
         ls = s.lines()
         where = f"lines {ls[0]}-{ls[-1]}" if len(ls) > 1 and ls[0] != ls[-1] else (f"line {ls[0]}" if ls else "")

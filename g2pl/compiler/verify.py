@@ -4,6 +4,11 @@
 `verify_ir` between lowering and the IR passes.  A pass that breaks an
 invariant fails at the pass, not at run time.  The invariants:
 
+* **Words**: every field typed with one of `ir`'s `Literal` aliases (a kind,
+  an element type, a position, a domain, an operator) holds one of its words,
+  in every expression, instruction and type of the symbol table.
+* **Origins**: every instruction names a source statement (its `origin` is
+  an index into `ProcIR.statements`), which `g2pl explain` relies on.
 * **Expressions** read known variables with their own kind and element type
   (a `Load`'s element type is its variable's), at positions valid in their
   domain (`S`, `V`, `E`, or `A` inside neighbourhood aggregations).
@@ -37,25 +42,84 @@ invariant fails at the pass, not at run time.  The invariants:
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+from typing import Literal, get_args, get_origin, get_type_hints
+
 from g2pl.compiler import exchange, ir
 from g2pl.compiler.plan import Branch, Exch, Halt, Plan, State, exchange_fields
 
-_POSITIONS = {"S": {"here"}, "V": {"here"}, "E": {"here", "src", "dst"}, "A": {"here", "nbr", "self", "edge"}}
+_POSITIONS: dict[ir.ExDom, set[ir.Pos]] = {
+    "S": {"here"}, "V": {"here"}, "E": {"here", "src", "dst"}, "A": {"here", "nbr", "self", "edge"},
+}
 
-
-_WIDER = {"int": ("vid", "float"), "vid": ("float",), "bool": (), "float": ()}  # what a value may widen to
+# what a value may widen to
+_WIDER: dict[ir.Elem, tuple[ir.Elem, ...]] = {"int": ("vid", "float"), "vid": ("float",), "bool": (), "float": ()}
 
 
 class PlanError(AssertionError):
     """An internal invariant of the IR or the plan is broken (a compiler bug, never a user error)."""
 
 
-def _check_ex(e: ir.Ex | None, dom: str, vars_: dict[str, ir.Ty], where: str, bool_: bool = False) -> None:
+# ---------------------------------------------------------------- words and origins
+
+
+def _misfit(value: object, hint: object) -> tuple[object, tuple] | None:
+    """A word in `value` that the `Literal` parts of type `hint` do not allow, with the words they do
+    (None: all fit; parts of other types are the other checks' business)."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Literal:
+        return None if value in args else (value, args)
+    if origin is tuple and isinstance(value, tuple):
+        parts = args[:1] * len(value) if len(args) == 2 and args[1] is Ellipsis else args
+        return next((m for v, a in zip(value, parts) if (m := _misfit(v, a)) is not None), None)
+    return None
+
+
+def _has_words(hint: object) -> bool:
+    """Does type `hint` restrict some part of a value to fixed words?"""
+    return get_origin(hint) is Literal or any(_has_words(a) for a in get_args(hint))
+
+
+@functools.cache
+def _word_fields(cls: type) -> tuple[tuple[str, object], ...]:
+    """(name, type) of the fields of node class `cls` whose type has `Literal` parts (once per class)."""
+    hints = get_type_hints(cls)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls) if _has_words(hints[f.name]))
+
+
+def _check_words(node: object, where: str) -> None:
+    """Every field of `node` typed with a `Literal` alias of `ir` holds one of its words."""
+    for name, hint in _word_fields(type(node)):
+        bad = _misfit(getattr(node, name), hint)
+        if bad is not None:
+            raise PlanError(f"{where}: {type(node).__name__}.{name} holds {bad[0]!r}, not one of "
+                            f"{', '.join(map(str, bad[1]))}")
+
+
+def _check_symbols(proc: ir.ProcIR) -> None:
+    """Every type of the symbol table is made of allowed words."""
+    for name, ty in proc.vars.items():
+        _check_words(ty, f"variable {name}")
+
+
+def _check_origin(i: ir.Instr | Branch, proc: ir.ProcIR, where: str) -> None:
+    """`i` names one of the procedure's statements (what `g2pl explain` and the pass log attribute it to)."""
+    if not 0 <= i.origin < len(proc.statements):
+        raise PlanError(f"{where}: origin {i.origin} names no statement (the procedure has "
+                        f"{len(proc.statements)})")
+
+
+# ---------------------------------------------------------------- expressions and instructions
+
+
+def _check_ex(e: ir.Ex | None, dom: ir.ExDom, vars_: dict[str, ir.Ty], where: str, bool_: bool = False) -> None:
     if e is None:
         return
     if bool_ and e.elem != "bool":
         raise PlanError(f"{where}: condition {ir.show_ex(e)} is {e.elem}, not bool")
     for n in ir.walk(e):
+        _check_words(n, where)
         if isinstance(n, ir.Load):
             ty = vars_.get(n.var)
             if ty is None and n.var != "@id":
@@ -76,7 +140,7 @@ def _check_ex(e: ir.Ex | None, dom: str, vars_: dict[str, ir.Ty], where: str, bo
             raise PlanError(f"{where}: id at {n.pos} in domain {dom}")
 
 
-def _target(var: str, kind: str, vars_: dict[str, ir.Ty], where: str, elem: str | None = None) -> None:
+def _target(var: str, kind: ir.Kind, vars_: dict[str, ir.Ty], where: str, elem: ir.Elem | None = None) -> None:
     ty = vars_.get(var)
     if ty is None:
         raise PlanError(f"{where}: defines unknown variable {var}")
@@ -87,6 +151,7 @@ def _target(var: str, kind: str, vars_: dict[str, ir.Ty], where: str, elem: str 
 
 def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool = False) -> None:
     where = f"{where}: {ir.show_instr(i).splitlines()[0].strip()}"
+    _check_words(i, where)
     for d in i.defs():
         if d not in vars_:
             raise PlanError(f"{where}: defines unknown variable {d}")
@@ -196,24 +261,28 @@ def _check_reads(reads: set[str], defined: set[str], where: str) -> None:
         raise PlanError(f"{where}: reads {', '.join(missing)} before it is assigned on some path")
 
 
-def _ir_block(instrs, defined: set[str], vars_: dict[str, ir.Ty], where: str) -> tuple[set[str], bool]:
+def _ir_block(instrs, defined: set[str], proc: ir.ProcIR, where: str) -> tuple[set[str], bool]:
     """Check a structured block; returns (definitely assigned after it, ends every path with a return)."""
+    vars_ = proc.vars
     for i in instrs:
         w = f"{where} line {i.span.line}"
+        _check_origin(i, proc, w)
         if isinstance(i, ir.WhileI):
-            defined, _ = _ir_block(i.cond_pre, defined, vars_, w)
+            defined, _ = _ir_block(i.cond_pre, defined, proc, w)
             _check_ex(i.cond, "S", vars_, w, bool_=True)
             _check_reads(ir.reads(i.cond), defined, w)
-            _ir_block(i.body, set(defined), vars_, w)  # the body's assignments may not have run after it
+            _ir_block(i.body, set(defined), proc, w)  # the body's assignments may not have run after it
         elif isinstance(i, ir.IfI):
             _check_ex(i.cond, "S", vars_, w, bool_=True)
             _check_reads(ir.reads(i.cond), defined, w)
-            a1, r1 = _ir_block(i.then, set(defined), vars_, w)
-            a2, r2 = _ir_block(i.other, set(defined), vars_, w)
+            a1, r1 = _ir_block(i.then, set(defined), proc, w)
+            a2, r2 = _ir_block(i.other, set(defined), proc, w)
             if r1 and r2:
                 return a1 | a2, True
             defined = a2 if r1 else a1 if r2 else a1 & a2
         elif isinstance(i, ir.ReturnI):
+            for v in i.values:
+                _check_words(v.ty, w)
             _check_reads(i.uses(), defined, w)
             return defined, True
         else:
@@ -228,7 +297,8 @@ def verify_ir(proc: ir.ProcIR) -> None:
     for name, ty in proc.params:
         if proc.vars.get(name) != ty or ty.kind != "scalar":
             raise PlanError(f"parameter {name}: {ty} but the symbol table says {proc.vars.get(name)}")
-    _ir_block(proc.body, _initially(proc), proc.vars, f"procedure {proc.name}")
+    _check_symbols(proc)
+    _ir_block(proc.body, _initially(proc), proc, f"procedure {proc.name}")
 
 
 def _exch_reads(x: Exch) -> set[str]:
@@ -283,15 +353,18 @@ def verify_plan(plan: Plan) -> None:
     if ids != list(range(len(states))):
         raise PlanError(f"state ids are not 0..{len(states) - 1}: {ids}")
     vars_ = plan.proc.vars
+    _check_symbols(plan.proc)
     for s in states:
         where = f"state {s.id}"
         for i in s.instrs:
             if i.exchange:
                 raise PlanError(f"{where}: exchange {ir.show_instr(i)} among local instructions")
+            _check_origin(i, plan.proc, where)
             _check_instr(i, vars_, where)
         for x in s.exchange:
             if not x.instr.exchange:
                 raise PlanError(f"{where}: local instruction in the exchange group")
+            _check_origin(x.instr, plan.proc, where)
             phases = ("request", "reply") if isinstance(x.instr, ir.RemoteRead) else ("",)
             if x.phase not in phases:
                 raise PlanError(f"{where}: exchange phase {x.phase!r} for {type(x.instr).__name__}")
@@ -304,15 +377,17 @@ def verify_plan(plan: Plan) -> None:
             if not 0 <= tg < len(states):
                 raise PlanError(f"{where}: jumps to missing state {tg}")
         if isinstance(t, Branch):
+            _check_origin(t, plan.proc, where)
             _check_ex(t.cond, "S", vars_, where, bool_=True)
         if isinstance(t, Halt) and t.ret is not None:
+            _check_origin(t.ret, plan.proc, where)
             for v in t.ret.values:
                 if vars_.get(v.var) != v.ty:
                     raise PlanError(f"{where}: returns {v.var} as {v.ty}, but it is {vars_.get(v.var)}")
     spec_ids = [x.spec.id for s in states for x in s.exchange]
     if len(set(spec_ids)) != len(spec_ids):
         raise PlanError(f"two exchanges share a spec id: {sorted(spec_ids)}")
-    layout: dict[str, str] = {}
+    layout: dict[str, ir.Elem] = {}
     for s in states:
         for x in s.exchange:
             for f in exchange_fields(x.instr, plan.proc):

@@ -19,7 +19,7 @@ class PassInfo:
     name: str
     stage: str  # "ir" (before planning) or "plan"
     level: int  # lowest -O level that runs it
-    run: Callable  # (ProcIR | Plan, log: list[str]) -> same type
+    run: Callable  # (ProcIR | Plan, log: PassLog) -> same type
     doc: str
 
 

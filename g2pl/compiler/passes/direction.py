@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
+from g2pl.compiler.passlog import PassLog, PassNote
 from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
 
 EXACT = ("or", "and", "count", "min", "max", "argmin", "argmax")
@@ -74,7 +75,7 @@ def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce) -> ir.Ex | None:
     return r if walk_paths(plan, s, use, visit) else None
 
 
-def run(plan: Plan, log: list[str]) -> Plan:
+def run(plan: Plan, log: PassLog) -> Plan:
     marked = 0
     for s in plan.states:
         for k, x in enumerate(s.exchange):
@@ -87,16 +88,16 @@ def run(plan: Plan, log: list[str]) -> Plan:
                     i = dataclasses.replace(i, recv=r)
                     x = s.exchange[k] = Exch(i, x.phase, dataclasses.replace(x.spec, recv=True))
                     marked += 1
-                    log.append(f"direction: line {i.span.line}: {i.target} pulled only at receivers where "
-                               f"{ir.show_ex(r)}")
+                    log.append(PassNote.on("direction", i, f"{i.target} pulled only at receivers where "
+                                                          f"{ir.show_ex(r)}"))
             if i.send is None or i.push:
                 continue
             if i.op in EXACT or (i.op == "sum" and i.elem == "int"):
                 s.exchange[k] = Exch(dataclasses.replace(i, push=True), x.phase,
                                      dataclasses.replace(x.spec, policy="push-pull"))
                 marked += 1
-                log.append(f"direction: line {i.span.line}: {i.target} pushed from the active senders "
-                           "when they are few, else pulled")
+                log.append(PassNote.on("direction", i, f"{i.target} pushed from the active senders "
+                                                      "when they are few, else pulled"))
     if not marked:
-        log.append("direction: no aggregation has a send condition to push from or receivers to skip")
+        log.append(PassNote("direction", "no aggregation has a send condition to push from or receivers to skip"))
     return plan

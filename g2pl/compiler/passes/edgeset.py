@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
+from g2pl.compiler.passlog import PassLog, PassNote
 from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
 
 
@@ -67,7 +68,7 @@ def _unread_until(plan: Plan, s: State, use: ir.Compute) -> bool:
     return walk_paths(plan, s, use, visit)
 
 
-def run(plan: Plan, log: list[str]) -> Plan:
+def run(plan: Plan, log: PassLog) -> Plan:
     done = 0
     for s in plan.states:
         for k, x in enumerate(s.exchange):
@@ -80,16 +81,16 @@ def run(plan: Plan, log: list[str]) -> Plan:
             if use is None:
                 continue
             if not _unread_until(plan, s, use):
-                log.append(f"edgeset: line {use.span.line}: {use.target} is read between the exchange and "
-                           "its computation: left as endpoint reads")
+                log.append(PassNote.on("edgeset", use, f"{use.target} is read between the exchange and "
+                                                      "its computation: left as endpoint reads"))
                 continue
             s.exchange[k] = Exch(dataclasses.replace(i, within=use.target), x.phase,
                                  dataclasses.replace(x.spec, within=True))
             for st in plan.states:
                 st.instrs = [ins for ins in st.instrs if ins is not use]
             done += 1
-            log.append(f"edgeset: line {use.span.line}: {use.target} = edges with {i.conjunction()}, "
-                       "re-checked only on its previous edges while the sets shrink")
-    if not done and not any(e.startswith("edgeset:") for e in log):
-        log.append("edgeset: no edge set is a conjunction of endpoint memberships")
+            log.append(PassNote.on("edgeset", use, f"{use.target} = edges with {i.conjunction()}, "
+                                                  "re-checked only on its previous edges while the sets shrink"))
+    if not done and not any(n.pass_name == "edgeset" for n in log):
+        log.append(PassNote("edgeset", "no edge set is a conjunction of endpoint memberships"))
     return plan

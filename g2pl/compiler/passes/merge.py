@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
+from g2pl.compiler.passlog import PassLog, PassNote
 from g2pl.compiler.plan import Exch, Plan, State, compact
 
 
@@ -54,7 +55,7 @@ def _barriers(plan: Plan, t: State, preds: dict[int, list[int]]) -> tuple[list[S
     return list(barriers.values()), list(between.values())
 
 
-def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: list[str]) -> bool:
+def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: PassLog) -> bool:
     x = t.exchange[k].instr
     if isinstance(x, ir.RemoteRead):
         return False
@@ -93,11 +94,11 @@ def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: li
         spec = moved.spec if n == 0 else dataclasses.replace(moved.spec, id=plan.next_spec_id())
         b.exchange.append(Exch(x, moved.phase, spec))
     where = ", ".join(str(b.id) for b in barriers)
-    log.append(f"merge: line {x.span.line}: `{ir.show_instr(x)}` merged into the superstep of state {where}")
+    log.append(PassNote.on("merge", x, f"`{ir.show_instr(x)}` merged into the superstep of state {where}"))
     return True
 
 
-def run(plan: Plan, log: list[str]) -> Plan:
+def run(plan: Plan, log: PassLog) -> Plan:
     moved = False
     progress = True
     while progress:
@@ -114,7 +115,7 @@ def run(plan: Plan, log: list[str]) -> Plan:
                 else:
                     k += 1
     if not moved:
-        log.append("merge: no exchange could move to an earlier superstep")
+        log.append(PassNote("merge", "no exchange could move to an earlier superstep"))
         return plan
     plan.states = compact(plan.states)
     return plan

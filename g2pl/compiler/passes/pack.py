@@ -21,6 +21,7 @@ import dataclasses
 
 from g2pl.compiler import ir
 from g2pl.compiler.exchange import Broadcast, Field, Spec
+from g2pl.compiler.passlog import PassLog, PassNote
 from g2pl.compiler.plan import Plan
 
 
@@ -45,7 +46,7 @@ def packed(spec: Spec, i: ir.Instr) -> Spec:
     return dataclasses.replace(spec, transport="packed", fields=fields, record=())
 
 
-def run(plan: Plan, log: list[str]) -> Plan:
+def run(plan: Plan, log: PassLog) -> Plan:
     full = sum(f.size for f in plan.program_fields())
     for s in plan.states:
         if s.broadcast is not None:
@@ -60,5 +61,5 @@ def run(plan: Plan, log: list[str]) -> Plan:
             continue
         bits = sum(_bits(e) for _n, e in fields)
         desc = ", ".join(f"{n}:{'bit' if e == 'bool' else e}" for n, e in fields) or "no fields"
-        log.append(f"pack: state {s.id}: record {desc} = {bits} bits (was {8 * full} bits)")
+        log.append(PassNote.on_state("pack", s, f"record {desc} = {bits} bits (was {8 * full} bits)"))
     return plan

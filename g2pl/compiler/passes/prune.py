@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
+from g2pl.compiler.passlog import PassLog, PassNote
 from g2pl.compiler.plan import Exch, Plan
 
 
@@ -36,7 +37,7 @@ def _records(x: Exch, **change) -> Exch:
     return dataclasses.replace(x, spec=dataclasses.replace(x.spec, counted=True, transport=transport, **change))
 
 
-def run(plan: Plan, log: list[str]) -> Plan:
+def run(plan: Plan, log: PassLog) -> Plan:
     for s in plan.states:
         s.broadcast = None  # nothing is sent for its own sake
         for k, x in enumerate(s.exchange):
@@ -47,20 +48,20 @@ def run(plan: Plan, log: list[str]) -> Plan:
                 if send:
                     rest = [p for p in parts if not sender_side(p)]
                     x = dataclasses.replace(x, instr=dataclasses.replace(i, send=ir.conjoin(send), mask=ir.conjoin(rest)))
-                    log.append(f"prune: line {i.span.line}: {i.target} sent only if {ir.show_ex(ir.conjoin(send))}")
+                    log.append(PassNote.on("prune", i, f"{i.target} sent only if {ir.show_ex(ir.conjoin(send))}"))
                 s.exchange[k] = _records(x, presence=bool(send))
             elif isinstance(i, ir.NbrReduce):
                 s.exchange[k] = _records(x, presence=True)
             elif isinstance(i, ir.EndpointExchange) and ir.has_rand(i.need):
                 # the send condition would draw a second time from the filter's rand() stream
                 s.exchange[k] = _records(dataclasses.replace(x, instr=dataclasses.replace(i, need=None)))
-                log.append(f"prune: line {i.span.line}: no send condition for the endpoint values: "
-                           "the edge condition calls rand()")
+                log.append(PassNote.on("prune", i, "no send condition for the endpoint values: "
+                                       "the edge condition calls rand()"))
             elif isinstance(i, ir.EndpointExchange):
                 s.exchange[k] = _records(x, need=i.need is not None)
                 if i.need is not None:
-                    log.append(f"prune: line {i.span.line}: endpoint values sent only along edges where "
-                               f"{ir.show_ex(i.need)}")
+                    log.append(PassNote.on("prune", i, "endpoint values sent only along edges where "
+                                           f"{ir.show_ex(i.need)}"))
         if s.exchange and all(isinstance(x.instr, ir.GlobalReduce) for x in s.exchange):
-            log.append(f"prune: state {s.id}: aggregators only, no records sent")
+            log.append(PassNote.on_state("prune", s, "aggregators only, no records sent"))
     return plan

@@ -29,6 +29,7 @@ import bisect
 import dataclasses
 
 from g2pl.compiler import ir
+from g2pl.compiler.passlog import PassLog, PassNote
 
 
 @dataclasses.dataclass
@@ -96,7 +97,7 @@ def _schedule(seg: list[ir.Instr]) -> list[ir.Instr]:
     return [seg[k] for k in order]
 
 
-def _log_moves(seg: list[ir.Instr], new: list[ir.Instr], log: list[str]) -> None:
+def _log_moves(seg: list[ir.Instr], new: list[ir.Instr], log: PassLog) -> None:
     """Log every instruction now placed before an exchange that preceded it, naming the first such exchange.
 
     Exchanges are met in source order; the first one placed after position p
@@ -110,14 +111,14 @@ def _log_moves(seg: list[ir.Instr], new: list[ir.Instr], log: list[str]) -> None
         p = pos[id(x)]
         k = bisect.bisect_right(peaks, p)
         if k < len(peaks):
-            log.append(f"reorder: line {x.span.line}: `{ir.show_instr(x)}` moved ahead of the exchange at "
-                       f"line {peak_instrs[k].span.line}")
+            log.append(PassNote.on("reorder", x, f"`{ir.show_instr(x)}` moved ahead of the exchange at "
+                                              f"line {peak_instrs[k].span.line}"))
         if x.exchange and (not peaks or p > peaks[-1]):
             peaks.append(p)
             peak_instrs.append(x)
 
 
-def _block(instrs, log: list[str]) -> tuple[ir.Instr, ...]:
+def _block(instrs, log: PassLog) -> tuple[ir.Instr, ...]:
     out: list[ir.Instr] = []
     seg: list[ir.Instr] = []
 
@@ -143,9 +144,9 @@ def _block(instrs, log: list[str]) -> tuple[ir.Instr, ...]:
     return tuple(out)
 
 
-def run(proc: ir.ProcIR, log: list[str]) -> ir.ProcIR:
+def run(proc: ir.ProcIR, log: PassLog) -> ir.ProcIR:
     before = len(log)
     body = list(_block(proc.body, log))
     if len(log) == before:
-        log.append("reorder: nothing to reschedule")
+        log.append(PassNote("reorder", "nothing to reschedule"))
     return dataclasses.replace(proc, body=body)

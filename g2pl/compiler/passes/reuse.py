@@ -24,6 +24,7 @@ import dataclasses
 from typing import Any
 
 from g2pl.compiler import ir
+from g2pl.compiler.passlog import PassLog, PassNote
 
 
 def ex_key(e: ir.Ex | None) -> Any:
@@ -89,13 +90,13 @@ class _Avail:
 
 
 class _Reuse:
-    def __init__(self, proc: ir.ProcIR, log: list[str]) -> None:
+    def __init__(self, proc: ir.ProcIR, log: PassLog) -> None:
         self.proc = proc
         self.log = log
         self.hits = 0
         self.loop_defs: dict[int, set[str]] = {}  # id(WhileI / IfI) -> what it defines
 
-    def _dom(self, var: str) -> str:
+    def _dom(self, var: str) -> ir.Dom:
         return ir.DOMAIN_OF_KIND[self.proc.vars[var].kind]
 
     def defs_of(self, i: ir.Instr) -> set[str]:
@@ -139,11 +140,11 @@ class _Reuse:
         if key is not None and key in avail.table:
             holders = avail.table[key][0]
             copies = [ir.Compute(i.span, t, self._dom(t), ir.Load(self.proc.vars[h].elem, i.span, h,
-                                                                  self.proc.vars[h].kind))
+                                                                  self.proc.vars[h].kind), origin=i.origin)
                       for t, h in zip(i.defs(), holders)]
             self.hits += 1
-            self.log.append(f"reuse: line {i.span.line}: `{ir.show_instr(i)}` reuses "
-                            f"{', '.join(holders)} (its inputs are unchanged)")
+            self.log.append(PassNote.on("reuse", i, f"`{ir.show_instr(i)}` reuses {', '.join(holders)} "
+                                        "(its inputs are unchanged)", vars=(*i.defs(), *holders)))
             avail.kill(set(i.defs()))
             return copies
         avail.kill(set(i.defs()))
@@ -152,10 +153,10 @@ class _Reuse:
         return [i]
 
 
-def run(proc: ir.ProcIR, log: list[str]) -> ir.ProcIR:
+def run(proc: ir.ProcIR, log: PassLog) -> ir.ProcIR:
     r = _Reuse(proc, log)
     body, _ = r.block(proc.body, _Avail())
     if not r.hits:
-        log.append("reuse: no exchange is repeated with unchanged inputs")
+        log.append(PassNote("reuse", "no exchange is repeated with unchanged inputs"))
         return proc
     return dataclasses.replace(proc, body=list(body))
