@@ -252,7 +252,9 @@ class Program:
         if backend not in ("numpy", "cupy"):
             raise G2PLError(f"unknown backend `{backend}`; expected numpy or cupy")
         if backend == "cupy":
-            raise G2PLError("the CuPy backend is not available in this build; use --backend numpy")
+            from g2pl.runtime.cupy_backend import import_cupy
+
+            import_cupy()  # CuPy missing, or no CUDA device: a G2PLError before anything is loaded
         name = self.entry_name(entry)
         comp = self._compiled[name]
         argv = parse_args(comp.proc.params, dict(args or {}), name)

@@ -239,7 +239,9 @@ def _run(a: argparse.Namespace) -> int:
     if a.np < 1:
         raise G2PLError(f"--np {a.np}: expected a positive number of ranks", file="g2pl run")
     if a.backend == "cupy":
-        raise G2PLError("the CuPy backend is not available in this build; use --backend numpy", file="g2pl run")
+        from g2pl.runtime.cupy_backend import import_cupy
+
+        import_cupy()  # exit 2 before anything is loaded: CuPy missing, or no CUDA device
     if a.max_supersteps is not None and a.max_supersteps < 1:
         raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number", file="g2pl run")
     if a.output == "-" and a.stats == "-":
@@ -409,7 +411,7 @@ def g2pl_parser() -> argparse.ArgumentParser:
     r.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="procedure argument")
     r.add_argument("--np", type=_int_value, default=1, metavar="N", help="number of MPI ranks")
     r.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
-                   help="array backend (cupy is not available in this build)")
+                   help="array backend: numpy (CPU) or cupy (one CUDA device per rank; needs CuPy 14)")
     r.add_argument("--renumber", choices=("auto", "none", "degree"), default="auto",
                    help="order each rank's vertices by degree for locality (results keep original IDs); "
                         "auto: when degrees are skewed")

@@ -65,3 +65,14 @@ class Backend(Ops, Protocol):
     def from_host(self, a) -> Any: ...
     def synchronize(self) -> None: ...
     def memory_info(self) -> dict: ...
+
+
+def load(name: str) -> Backend:
+    """The backend called `name` for this process (cupy: the device of this rank)."""
+    if name == "cupy":
+        from g2pl.runtime.cupy_backend import CuPyBackend
+
+        return CuPyBackend()
+    from g2pl.runtime.numpy_backend import NumPyBackend
+
+    return NumPyBackend()

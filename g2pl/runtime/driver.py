@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from g2pl.errors import G2PLRuntimeError, RunStopped
+from g2pl.runtime.backend import load as load_backend
 from g2pl.runtime.checkpoint import Checkpointer, graph_digest
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.engine import Runtime
@@ -41,7 +42,7 @@ def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
 def merge_stats(comm, rt: Runtime) -> Stats:
     """Per-superstep stats summed over ranks (times: the slowest rank), plus a per-rank breakdown."""
     st = rt.stats
-    lg = rt.lg
+    lg = rt.host_lg
     mine = {
         "rank": comm.rank, "vertices": int(lg.n), "local_edges": int(lg.m),
         "edges_owned": int(np.count_nonzero(lg.edge_owned)), "ghosts": int(lg.n_ghosts),
@@ -97,7 +98,8 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
     if comm.size > 1:
         renumber = comm.bcast(renumber)
     lg = scatter_graph(comm, graph, renumber)
-    rt = Runtime(lg, module, seed=seed, comm=comm, max_supersteps=max_supersteps, progress=progress)
+    rt = Runtime(lg, module, seed=seed, comm=comm, max_supersteps=max_supersteps, progress=progress,
+                 backend=load_backend(backend))
     rt.time_limit = time_limit
     if checkpoint is not None:
         ident = dict(checkpoint["identity"])
@@ -121,6 +123,8 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
             stop.stats = dict(stats.as_dict(), stopped={"reason": stop.reason, "message": stop.message})
             raise
     rt.finish()
+    if rt.bk.name != "numpy":
+        rt.stats.device = rt.bk.memory_info()
     stats = merge_stats(comm, rt)
     if comm.rank != 0:
         return None, stats.as_dict()

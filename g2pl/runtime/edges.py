@@ -127,7 +127,7 @@ class Edges:
                 e = eid[self.bk.expand_ranges(starts, lens)]
                 out[e] = ext[ends[e]]
             else:
-                xp.take(ext, ends, out=out, mode="clip")  # (valid indices; "clip" writes `out` directly)
+                self.bk.take_into(ext, ends, out)
             snap[changed] = ext[changed]
             slots[k] = (snap, out)
             return out

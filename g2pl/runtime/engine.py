@@ -22,6 +22,7 @@ primitives (backend.py), never in NumPy directly.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import time
@@ -61,10 +62,11 @@ class Runtime:
         self.xp, self.ops = bk.xp, bk  # the array module and the elementwise operations of generated code
         alloc.tune()  # freed temporaries stay in the process between supersteps
         self.progress = progress  # optional callback(stats, final: bool) after every superstep
-        self.comm = comm or SingleComm()
+        self.comm = bk.staged(comm or SingleComm())  # device buffers reach MPI through host memory
         if not isinstance(lg, LocalGraph):  # a whole Graph: the one-rank view of it
             lg = whole(lg)
-        self.lg = lg
+        self.host_lg = lg
+        self.lg = lg = bk.graph_part(lg)  # the part the verbs work on (a device copy on a GPU)
         self.n, self.m = lg.n, lg.m
         self.ids, self.ext_ids = lg.ids, lg.ext_ids
         self.weight = _weight_view(lg, bk.xp)
@@ -106,6 +108,7 @@ class Runtime:
         starts as the first one does, so repeated runs time what a fresh `g2pl run` does."""
         lg = self.lg
         lg.cache.forget_values()
+        self.host_lg.cache.forget_values()
         if lg.size > 1:
             need_in, need_out = self._directions
             for out in {False: [False], True: [d for d, need in ((False, need_in), (True, need_out)) if need]}[
@@ -241,6 +244,7 @@ class Runtime:
             self.transport.broadcast(broadcast.record)
         results = self._reduce_aggregators()
         self.nbr.end_superstep()
+        self.bk.synchronize()  # the superstep's device work is done: its time is measured
         naive = self.naive_entries if broadcast is not None else 0
         msgs = naive + tally.messages
         rec_bytes = naive * (broadcast.record_bytes() if broadcast is not None else 0) + tally.messages * 8
@@ -263,7 +267,7 @@ class Runtime:
             return []
         t0 = time.perf_counter()
         layout = tuple((op, vk) for op, _e, vk, _p in self._aggs)
-        buf = self.xp.concatenate([p for *_x, p in self._aggs]).astype(self.xp.int64)
+        buf = self.bk.host_int64([p for *_x, p in self._aggs])
         res = self.comm.allreduce_partials(buf, layout)
         out = []
         for j, (op, e, vk, _p) in enumerate(self._aggs):
@@ -280,7 +284,7 @@ class Runtime:
             os.kill(os.getpid(), signal.SIGKILL)  # testing hook G2PL_KILL_AT: a crash at a chosen superstep
         limit = self.time_limit
         if limit is not None and self.comm.allreduce_partials(
-                self.xp.array([int(now - self._t_start > limit), 0], dtype=self.xp.int64), (("or", "i"),))[0]:
+                self.bk.host_int64([[int(now - self._t_start > limit), 0]]), (("or", "i"),))[0]:
             partial = self._partial()
             self.stats.time_s = now - self._t_start  # the supersteps run so far, no final one
             raise RunStopped(f"stopped after {now - self._t_start:.1f} s (--time-limit {limit:g}); "
@@ -301,6 +305,7 @@ class Runtime:
 
     def finish(self) -> None:
         """Record the last superstep (compute only, no exchange)."""
+        self.bk.synchronize()
         now = time.perf_counter()
         self.stats.per_superstep.append(SuperstepStat(len(self.stats.per_superstep), -1, 0, 0, 0, self.n,
                                                       now - self._t_last))
@@ -329,7 +334,8 @@ class Runtime:
         self._ckpt_seen = len(self.stats.per_superstep)
         env = data["env"]
         values = (env[n] for n in names)  # pending remote requests come back as their arrays
-        return data["state"], tuple(RemoteRequest(**v) if isinstance(v, dict) else v for v in values)
+        return data["state"], tuple(self._moved(RemoteRequest(**v) if isinstance(v, dict) else v, self.bk.from_host)
+                                    for v in values)
 
     def checkpoint(self, state: int, values: tuple) -> None:
         """At a superstep boundary, every --checkpoint-every supersteps: save the program's variables
@@ -345,7 +351,14 @@ class Runtime:
             return
         runtime_state = encode_runtime(self.stats.per_superstep, self._rand_counts, self.nbr.push_state,
                                        self.stats.directions, self.stats.edge_sets)
-        ckpt.save(count, state, self._names, values, runtime_state)
+        ckpt.save(count, state, self._names, tuple(self._moved(v, self.bk.to_host) for v in values), runtime_state)
+
+    @staticmethod
+    def _moved(value, move):
+        """A variable's value with its arrays moved by `move` (to or from the host)."""
+        if isinstance(value, RemoteRequest):
+            return RemoteRequest(*(move(getattr(value, f.name)) for f in dataclasses.fields(RemoteRequest)))
+        return move(value)
 
     # ------------------------------------------------------------ results
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from g2pl.compiler.ir import DEFAULTS
+from g2pl.runtime.rng import uniform  # noqa: F401  (the NumPy backend's RNG: rng.py, shared by every backend)
 
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
@@ -315,32 +316,3 @@ def scatter_reduce(op: str, recv: np.ndarray, vals: np.ndarray, mask: np.ndarray
         np.minimum.at(win, recv[cand], ids[cand])
         return np.where(empty | (win == INT64_MAX), -1, win).astype(np.int64)
     raise ValueError(f"{op} is not pushed")
-
-
-# ---------------------------------------------------------------- counter-based RNG (splitmix64)
-
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_GOLD = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    x = x ^ (x >> np.uint64(30))
-    x = x * _M1
-    x = x ^ (x >> np.uint64(27))
-    x = x * _M2
-    return x ^ (x >> np.uint64(31))
-
-
-def uniform(seed: int, site: int, count: int, key_a: np.ndarray, key_b: np.ndarray | None = None) -> np.ndarray:
-    """Uniform floats in [0, 1), a pure function of (seed, call site, execution count, element key).
-
-    Keys are original IDs, so results do not depend on ranks, relabelling or backend.
-    """
-    with np.errstate(over="ignore"):
-        base = _mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * _GOLD + np.uint64(site + 1))
-        base = _mix(base ^ (np.uint64(count + 1) * _GOLD))
-        x = _mix(np.asarray(key_a).astype(np.uint64) + base)
-        if key_b is not None:
-            x = _mix(x ^ (np.asarray(key_b).astype(np.uint64) * _GOLD))
-    return (x >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)

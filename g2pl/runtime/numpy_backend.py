@@ -76,6 +76,16 @@ class NumPyBackend:
         t = _sp.csr_matrix((data + 1, cols, indptr), shape=(len(indptr) - 1, n_cols)).tocsc()
         return t.indptr.astype(np.int64), t.indices.astype(np.int64), t.data.astype(np.int64) - 1
 
+    @staticmethod
+    def graph_part(lg):
+        """The graph part the verbs work on: the host part itself."""
+        return lg
+
+    @staticmethod
+    def take_into(table, idx, out) -> None:
+        """out[:] = table[idx] without a temporary (valid indices: "clip" writes `out` directly)."""
+        np.take(table, idx, out=out, mode="clip")
+
     # ---- neighbourhood reductions
 
     seg_reduce = staticmethod(K.seg_reduce)
@@ -151,6 +161,12 @@ class NumPyBackend:
     finish = staticmethod(P.finish)
     uniform = staticmethod(K.uniform)
 
+    @staticmethod
+    def host_int64(parts):
+        """One host int64 vector of aggregator slots (or control values) for the communicator."""
+        return np.concatenate([np.asarray(p, dtype=np.int64).reshape(-1) for p in parts]) if len(parts) else \
+            np.zeros(0, np.int64)
+
     # ---- host and device: one memory
 
     @staticmethod
@@ -164,6 +180,11 @@ class NumPyBackend:
     @staticmethod
     def synchronize() -> None:
         return None
+
+    @staticmethod
+    def staged(comm):
+        """The communicator the verbs use: host arrays go to MPI as they are."""
+        return comm
 
     @staticmethod
     def memory_info() -> dict:

@@ -31,6 +31,7 @@ class GraphCache:
     rank_id: np.ndarray | None = None
     endpoint_bufs: dict = field(default_factory=dict)  # see edges.Edges.at_endpoint
     sparse_bufs: dict = field(default_factory=dict)  # see edges.Edges.sparse_buffer
+    devices: dict = field(default_factory=dict)  # device number -> this part's device copy (GPU backends)
 
     def forget_values(self) -> None:
         """Drop what depends on a run's values (views for its sender sets, snapshots, buffers): every

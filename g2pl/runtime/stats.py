@@ -37,6 +37,7 @@ class Stats:
     directions: dict = field(default_factory=lambda: {"push": 0, "pull": 0})
     # edgeset: edge sets computed over every edge / re-checked only on their previous members
     edge_sets: dict = field(default_factory=lambda: {"full": 0, "shrunk": 0})
+    device: dict = field(default_factory=dict)  # GPU backends: device, memory, syncs, transfers
 
     @property
     def supersteps(self) -> int:
@@ -59,6 +60,7 @@ class Stats:
             "directions": self.directions,
             "edge_sets": self.edge_sets,
             "per_superstep": [s.as_dict() for s in self.per_superstep],
+            **({"device": self.device} if self.device else {}),
         }
 
 

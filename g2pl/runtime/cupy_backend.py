@@ -1,0 +1,489 @@
+"""The CuPy backend (see backend.py): the same primitives as the NumPy backend, on a GPU.
+
+Written only in what CuPy 14 has: segmented min/max/or through `ufunc.at`
+on the segment owner (CuPy has no `minimum.reduceat`), float sums and counts
+through cuSPARSE SpMV (float64), integer sums through int64 `add.at` (exact,
+wrapping like the language's `int`), bit-packed exchanges, a device-resident
+copy of the rank's graph part built once per graph.  MPI sees host arrays
+only: `StagingComm` copies device buffers to host memory and back (the PyPI
+MPICH is not CUDA-aware).  Transfers and scalar reads are counted (`device`
+in `--stats`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import numpy as np
+
+from g2pl.runtime import partials as P
+from g2pl.runtime import rng
+from g2pl.runtime.numpy_backend import NumPyBackend
+from g2pl.runtime.partition import GraphCache, LocalGraph
+
+INT64_MAX = np.iinfo(np.int64).max
+DTYPES = {"bool": np.bool_, "int": np.int64, "float": np.float64, "vid": np.int64}
+
+#: LocalGraph fields that stay on the host: counts per rank (control values of the exchanges)
+HOST_FIELDS = ("send_counts", "recv_counts", "nv_send_counts", "nv_recv_counts")
+
+
+def import_cupy():
+    """(cupy, cupyx.scipy.sparse), or a G2PLError saying how to install CuPy / that no device exists."""
+    from g2pl.errors import G2PLError
+
+    try:
+        import cupy
+        import cupyx.scipy.sparse as sparse
+    except ImportError:
+        raise G2PLError("--backend cupy needs CuPy 14: pip install -e '.[gpu]' (CUDA 12) or "
+                        "pip install -e '.[gpu-cuda13]' (CUDA 13), or pip install cupy-cuda12x") from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # CUDARuntimeError: no driver or no device
+        count = 0
+    if not count:
+        raise G2PLError("--backend cupy: no CUDA device (CuPy is installed, but cupy.cuda.runtime.getDeviceCount() "
+                        "finds none); use --backend numpy")
+    return cupy, sparse
+
+
+class Segments:
+    """CSR row structure on the device; reductions through `ufunc.at` on each entry's row."""
+
+    def __init__(self, xp, indptr) -> None:
+        self.xp = xp
+        self.indptr = indptr
+        self.n = len(indptr) - 1
+        self.counts = xp.diff(indptr)
+        self._owner = None
+
+    @property
+    def owner(self):
+        if self._owner is None:
+            self._owner = self.xp.repeat(self.xp.arange(self.n, dtype=self.xp.int64), self.counts)
+        return self._owner
+
+    def reduce(self, ufunc, vals, fill):
+        """Per-row `ufunc` reduction (minimum, maximum, add, logical_or); empty rows get `fill`."""
+        xp = self.xp
+        if vals.dtype == xp.bool_:  # atomics have no bool: or/and as max/min over int32
+            out = xp.full(self.n, int(bool(fill)), dtype=xp.int32)
+            op = {xp.logical_or: xp.maximum, xp.logical_and: xp.minimum}.get(ufunc, ufunc)
+            op.at(out, self.owner, vals.astype(xp.int32))
+            return out.astype(xp.bool_)
+        out = xp.full(self.n, fill, dtype=vals.dtype)
+        ufunc.at(out, self.owner, vals)
+        return out
+
+    def sum(self, vals):
+        return self.reduce(self.xp.add, vals, 0)
+
+    def gather_reduce(self, ufunc, table, idx, fill):
+        return self.reduce(ufunc, table[idx], fill)
+
+    def count(self, mask):
+        out = self.xp.zeros(self.n, dtype=self.xp.int64)
+        self.xp.add.at(out, self.owner, mask.astype(self.xp.int64))
+        return out
+
+
+class DeviceCSR:
+    """Adjacency as a matrix of ones for `@`: float vectors through cuSPARSE (float64), integer
+    vectors gathered and added with int64 atomics (exact, wrapping)."""
+
+    def __init__(self, xp, sparse, indptr, cols, n_cols: int) -> None:
+        self.xp, self.cols = xp, cols
+        self.seg = Segments(xp, indptr)
+        self._m = sparse.csr_matrix((xp.ones(len(cols), dtype=xp.float64), cols, indptr),
+                                    shape=(len(indptr) - 1, n_cols))
+
+    def __matmul__(self, v):
+        xp = self.xp
+        if v.dtype.kind == "f":
+            return self._m @ v.astype(xp.float64, copy=False)
+        return self.seg.sum(v.astype(xp.int64)[self.cols])
+
+
+class DevicePart(LocalGraph):
+    """A rank's graph part with its arrays on the device (counts per rank stay on the host)."""
+
+    def id_to_local(self, orig):
+        xp = _xp_of(self)
+        orig = orig.astype(xp.int64, copy=False)
+        ids = self.ids if self.sorted_ids is None else self.sorted_ids
+        if self.n == 0:
+            return xp.full(orig.shape, -1, dtype=xp.int64)
+        pos = xp.minimum(xp.searchsorted(ids, orig), self.n - 1)
+        ok = ids[pos] == orig
+        if self.sorted_to_local is not None:
+            pos = self.sorted_to_local[pos]
+        return xp.where(ok, pos, -1)
+
+    def in_id_order(self, arr):
+        if self.order is None:
+            return arr
+        out = _xp_of(self).empty_like(arr)
+        out[self.order] = arr
+        return out
+
+    def owner_of(self, orig):
+        xp = _xp_of(self)
+        return xp.maximum(xp.searchsorted(self.first_ids, orig.astype(xp.int64), side="right") - 1, 0)
+
+
+def _xp_of(part: DevicePart):
+    import cupy
+
+    return cupy
+
+
+class CuPyBackend:
+    """Device arrays; the NumPy backend's answers (ints exact, float sums in another order)."""
+
+    name = "cupy"
+
+    def __init__(self, device: int | None = None) -> None:
+        self.xp, self.sparse = import_cupy()
+        xp = self.xp
+        if device is None:  # one device per rank: the local rank modulo the device count
+            local = int(os.environ.get("MPI_LOCALRANKID", os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")))
+            device = local % xp.cuda.runtime.getDeviceCount()
+        xp.cuda.Device(device).use()
+        self.device = device
+        self.h2d_bytes = self.d2h_bytes = self.syncs = 0
+
+    # ---- elementwise operations of the generated code
+
+    def select(self, cond, a, b):
+        return self.xp.where(cond, a, b)
+
+    def to_int(self, x):
+        """`int(x)`: truncation toward zero, saturating at the int64 range, nan -> 0 (as NumPy's)."""
+        xp = self.xp
+        a = x if isinstance(x, xp.ndarray) else xp.asarray(x)
+        if a.dtype.kind != "f":
+            r = a.astype(xp.int64)
+        else:
+            r = xp.trunc(xp.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0)).astype(xp.int64)
+            r = xp.where(a >= 2.0**63, INT64_MAX, r)
+            r = xp.where(a < -(2.0**63), -INT64_MAX - 1, r)
+        return r if r.ndim else np.int64(self._item(r))
+
+    def to_float(self, x):
+        xp = self.xp
+        a = (x if isinstance(x, xp.ndarray) else xp.asarray(x)).astype(xp.float64)
+        return a if a.ndim else float(self._item(a))
+
+    def mod(self, a, b):
+        xp = self.xp
+        r = xp.remainder(a, b)
+        r = xp.where(xp.asarray(b) == 0, 0, r)
+        return r if r.ndim else np.int64(self._item(r))
+
+    # ---- types
+
+    @staticmethod
+    def dtype(elem: str):
+        return DTYPES[elem]
+
+    def is_array(self, x) -> bool:
+        return isinstance(x, self.xp.ndarray) and x.ndim == 1
+
+    int64 = staticmethod(NumPyBackend.int64)
+
+    def _item(self, a):
+        self.syncs += 1
+        return a.item()
+
+    # ---- structure
+
+    def segments(self, indptr):
+        return Segments(self.xp, indptr)
+
+    def expand_ranges(self, starts, lens):
+        xp = self.xp
+        total = int(lens.sum())
+        if total == 0:
+            return xp.zeros(0, dtype=xp.int64)
+        offs = xp.cumsum(lens) - lens
+        out = xp.repeat((starts - offs).astype(xp.int64), lens)
+        out += xp.arange(total, dtype=xp.int64)
+        return out
+
+    def csr_matrix(self, indptr, cols, n_cols: int, kind: str):
+        return DeviceCSR(self.xp, self.sparse, indptr, cols, n_cols)
+
+    def transpose(self, indptr, cols, data, n_cols: int):
+        xp = self.xp  # edge ids travel as float64 data: exact below 2**53 edges
+        t = self.sparse.csr_matrix(((data + 1).astype(xp.float64), cols, indptr), shape=(len(indptr) - 1, n_cols))
+        t = t.tocsc()
+        return t.indptr.astype(xp.int64), t.indices.astype(xp.int64), t.data.astype(xp.int64) - 1
+
+    def graph_part(self, lg: LocalGraph) -> DevicePart:
+        """The device copy of a graph part, made once and kept in the part's cache."""
+        part = lg.cache.devices.get(self.device)
+        if part is None:
+            fields = {}
+            for f in dataclasses.fields(LocalGraph):
+                v = getattr(lg, f.name)
+                if f.name == "cache":
+                    v = GraphCache()
+                elif isinstance(v, np.ndarray) and f.name not in HOST_FIELDS:
+                    v = self.from_host(v)
+                fields[f.name] = v
+            part = lg.cache.devices[self.device] = DevicePart(**fields)
+        return part
+
+    def take_into(self, table, idx, out):
+        self.xp.take(table, idx, out=out)
+
+    # ---- neighbourhood reductions
+
+    def seg_reduce(self, seg, op: str, value, mask, elem: str, ids=None):
+        xp = self.xp
+        if op == "count":
+            return (seg.counts if mask is None else seg.count(mask)).astype(xp.int64)
+        if op in ("and", "or"):
+            v = value.astype(bool, copy=False)
+            if op == "or":
+                return seg.reduce(xp.logical_or, v if mask is None else v & mask, False)
+            return ~seg.reduce(xp.logical_or, ~v if mask is None else ~v & mask, False)
+        if op in ("min", "max"):
+            dt = np.dtype(DTYPES[elem])
+            v = value.astype(dt, copy=False)
+            ident = self.identity(op, dt)
+            if mask is not None:
+                v = xp.where(mask, v, dt.type(ident))
+            r = seg.reduce(xp.minimum if op == "min" else xp.maximum, v, ident)
+            ev = self.empty_value(op, elem)
+            if ev != ident:
+                counts = seg.counts if mask is None else seg.count(mask)
+                r[counts == 0] = ev
+            return r
+        counts = seg.counts if mask is None else seg.count(mask)
+        empty = counts == 0
+        if op in ("sum", "avg"):
+            vdt = xp.float64 if (op == "avg" or value.dtype.kind == "f") else xp.int64
+            v = value.astype(vdt, copy=False)
+            if mask is not None:
+                v = xp.where(mask, v, vdt(0))
+            s = seg.sum(v)
+            if op == "sum":
+                return s.astype(DTYPES[elem], copy=False)
+            return self.mean(s, counts)
+        if op in ("argmin", "argmax"):
+            v = value.astype(xp.int64) if value.dtype == xp.bool_ else value
+            ident = self.identity("min" if op == "argmin" else "max", v.dtype)
+            if mask is not None:
+                v = xp.where(mask, v, ident)
+            best = seg.reduce(xp.minimum if op == "argmin" else xp.maximum, v, ident)
+            cand = v == best[seg.owner]
+            if mask is not None:
+                cand &= mask
+            r = seg.reduce(xp.minimum, xp.where(cand, ids, INT64_MAX), INT64_MAX)
+            return xp.where(empty | (r == INT64_MAX), -1, r).astype(xp.int64)
+        raise ValueError(f"unknown aggregation {op}")
+
+    def scatter_reduce(self, op: str, recv, vals, mask, n: int, elem: str, ids=None):
+        xp = self.xp
+        if mask is not None:
+            sel = xp.flatnonzero(mask)
+            recv, vals = recv[sel], vals[sel]
+            ids = ids[sel] if ids is not None else None
+        counts = xp.bincount(recv, minlength=n)
+        if op == "count":
+            return counts.astype(xp.int64)
+        if op in ("or", "and"):
+            hit = vals.astype(bool) if op == "or" else ~vals.astype(bool)
+            out = xp.zeros(n, dtype=xp.int32)
+            xp.maximum.at(out, recv, hit.astype(xp.int32))
+            return out.astype(bool) if op == "or" else ~out.astype(bool)
+        if op == "sum":
+            out = xp.zeros(n, dtype=xp.int64)
+            xp.add.at(out, recv, vals.astype(xp.int64))
+            return out.astype(DTYPES[elem], copy=False)
+        if op in ("min", "max", "argmin", "argmax"):
+            base = "min" if op in ("min", "argmin") else "max"
+            v = vals.astype(xp.int64) if vals.dtype == xp.bool_ else vals
+            ident = self.identity(base, v.dtype)
+            best = xp.full(n, ident, dtype=v.dtype)
+            (xp.minimum if base == "min" else xp.maximum).at(best, recv, v)
+            empty = counts == 0
+            if op in ("min", "max"):
+                return xp.where(empty, self.empty_value(op, elem), best).astype(DTYPES[elem], copy=False)
+            cand = v == best[recv]
+            win = xp.full(n, INT64_MAX, dtype=xp.int64)
+            xp.minimum.at(win, recv[cand], ids[cand])
+            return xp.where(empty | (win == INT64_MAX), -1, win).astype(xp.int64)
+        raise ValueError(f"{op} is not pushed")
+
+    def any_pull(self, seg, nbr, x, budget=None, rows=None):
+        """Per row: does any neighbour have x?  One pass over every entry (no early exit: CuPy has no
+        `logical_or.reduceat`; the atomics make the pass cheap)."""
+        found = seg.reduce(self.xp.logical_or, x[nbr], False)
+        if rows is None:
+            return found
+        out = self.xp.zeros(seg.n, dtype=bool)
+        out[rows] = found[rows]
+        return out
+
+    def rows_with_any(self, indptr, rows, nbr, mask):
+        xp = self.xp
+        starts = indptr[rows]
+        lens = indptr[rows + 1] - starts
+        sent = mask[nbr[self.expand_ranges(starts, lens)]]
+        out = xp.zeros(len(rows), dtype=xp.int32)
+        xp.maximum.at(out, xp.repeat(xp.arange(len(rows), dtype=xp.int64), lens), sent.astype(xp.int32))
+        return out.astype(bool)
+
+    def mean(self, total, count):
+        xp = self.xp
+        return xp.where(count == 0, xp.nan, total / xp.maximum(count, 1))
+
+    identity = staticmethod(NumPyBackend.identity)
+    empty_value = staticmethod(NumPyBackend.empty_value)
+
+    # ---- exchanges: bits packed on the device, records assembled on the host (MPI sees host memory)
+
+    def segment_counts(self, sel, seg_counts):
+        ends = np.cumsum(seg_counts).tolist()
+        starts = [0] + ends[:-1]
+        return np.array([int(self.xp.count_nonzero(sel[a:b])) for a, b in zip(starts, ends)], dtype=np.int64)
+
+    def packbits_segments(self, vals, seg_counts):
+        xp = self.xp
+        chunks, counts, a = [], [], 0
+        for c in seg_counts.tolist():
+            p = xp.packbits(vals[a:a + c].astype(bool))
+            chunks.append(p)
+            counts.append(len(p))
+            a += c
+        return (xp.concatenate(chunks) if chunks else xp.zeros(0, xp.uint8)), np.array(counts, dtype=np.int64)
+
+    def unpackbits_segments(self, data, byte_counts, bit_counts):
+        xp = self.xp
+        out, a = [], 0
+        for nb, nbits in zip(byte_counts.tolist(), bit_counts.tolist()):
+            out.append(xp.unpackbits(data[a:a + nb].view(xp.uint8))[:nbits].astype(bool))
+            a += nb
+        return xp.concatenate(out) if out else xp.zeros(0, bool)
+
+    def pack_records(self, arrays, layout, rb: int, idx):
+        return NumPyBackend.pack_records([self.to_host(a) for a in arrays], layout, rb, self.to_host(idx))
+
+    def unpack_field(self, rbytes, off: int, elem: str):
+        return self.from_host(NumPyBackend.unpack_field(rbytes, off, elem))
+
+    # ---- aggregators (two host int64 slots each) and randomness
+
+    def value_kind(self, op: str, value, elem: str) -> str:
+        if op == "avg":
+            return "f"
+        if op in ("count", "or", "and"):
+            return "i"
+        return "f" if np.dtype(getattr(value, "dtype", type(value))).kind == "f" else "i"
+
+    def partial(self, op: str, value, mask, elem: str, ids, vk: str):
+        """This rank's slots, reduced on the device; one scalar read each."""
+        xp = self.xp
+        if mask is not None:
+            sel = xp.flatnonzero(mask)
+            value = value[sel]
+            ids = ids[sel] if ids is not None else None
+        cnt = len(value)
+        if op == "count":
+            return np.array([cnt, cnt], dtype=np.int64)
+        if op in ("or", "and"):
+            hit = self._item(value.any() if op == "or" else value.all()) if cnt else op == "and"
+            return np.array([int(bool(hit)), cnt], dtype=np.int64)
+        if cnt == 0:  # the empty partial: identity slots, as the NumPy backend's
+            return P.partial(op, np.zeros(0, dtype=value.dtype), None, elem, np.zeros(0, np.int64), vk)
+        v = value.astype(xp.int64) if value.dtype == xp.bool_ else value
+        if op in ("sum", "avg"):
+            s = self._item(v.sum(dtype=xp.float64 if vk == "f" else xp.int64))
+            return np.array([P._bits(s) if vk == "f" else int(s), cnt], dtype=np.int64)
+        if op in ("min", "max"):
+            r = self._item(v.min() if op == "min" else v.max())
+            return np.array([P._bits(r) if vk == "f" else int(r), cnt], dtype=np.int64)
+        if op == "pick":
+            best, i = self._item(v[0]), self._item(ids[0])
+        else:
+            b = v.min() if op == "argmin" else v.max()
+            best, i = self._item(b), self._item(ids[v == b].min())
+        return np.array([P._bits(best) if vk == "f" else int(best), int(i)], dtype=np.int64)
+
+    finish = staticmethod(P.finish)
+
+    @staticmethod
+    def host_int64(parts):
+        return NumPyBackend.host_int64(parts)
+
+    def uniform(self, seed: int, site: int, count: int, key_a, key_b=None):
+        """The NumPy backend's counter-based RNG, bit for bit, on the device."""
+        return rng.uniform(seed, site, count, key_a, key_b, xp=self.xp)
+
+    # ---- host and device
+
+    def to_host(self, a):
+        if isinstance(a, self.xp.ndarray):
+            self.d2h_bytes += a.nbytes
+            self.syncs += 1
+            return self.xp.asnumpy(a)
+        return a
+
+    def from_host(self, a):
+        if isinstance(a, np.ndarray):
+            self.h2d_bytes += a.nbytes
+            return self.xp.asarray(a)
+        return a
+
+    def synchronize(self) -> None:
+        self.xp.cuda.Stream.null.synchronize()
+
+    def memory_info(self) -> dict:
+        pool = self.xp.get_default_memory_pool()
+        return {"device": self.device, "pool_bytes": int(pool.total_bytes()), "used_bytes": int(pool.used_bytes()),
+                "syncs": self.syncs, "h2d_bytes": self.h2d_bytes, "d2h_bytes": self.d2h_bytes}
+
+    def staged(self, comm):
+        return StagingComm(comm, self)
+
+
+class StagingComm:
+    """A host communicator for device arrays: each buffer is copied to host memory before MPI sees
+    it and back after (the PyPI MPICH reads device pointers as host memory)."""
+
+    def __init__(self, comm, bk: CuPyBackend) -> None:
+        self._comm, self._bk = comm, bk
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._comm, name)
+
+    @property
+    def bytes_sent(self) -> int:
+        return self._comm.bytes_sent
+
+    @bytes_sent.setter
+    def bytes_sent(self, v: int) -> None:
+        self._comm.bytes_sent = v
+
+    @property
+    def bytes_received(self) -> int:
+        return self._comm.bytes_received
+
+    @bytes_received.setter
+    def bytes_received(self, v: int) -> None:
+        self._comm.bytes_received = v
+
+    def alltoallv(self, send, send_counts, recv_counts=None):
+        bk = self._bk
+        on_device = isinstance(send, bk.xp.ndarray)
+        got, counts = self._comm.alltoallv(bk.to_host(send), bk.to_host(send_counts),
+                                           None if recv_counts is None else bk.to_host(recv_counts))
+        return (bk.from_host(got) if on_device else got), counts
+
+    def gather_array(self, arr):
+        return self._comm.gather_array(self._bk.to_host(arr))
