@@ -1,0 +1,1 @@
+"""`cupyx.scipy` of the stand-in (only `sparse`)."""
