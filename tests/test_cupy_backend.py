@@ -1,0 +1,216 @@
+"""The CuPy backend: every program at every -O level gives the NumPy backend's answers.
+
+Without a GPU (CI) the backend's code runs over a strict NumPy stand-in for `cupy`
+(tests/strict_cupy: raises wherever CuPy 14 raises, refuses implicit host conversion, counts
+device->host synchronizations); with a real CUDA device the same tests run on it too.  Errors:
+no CuPy, and CuPy without a device, are exit-2 refusals naming what to do.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from program_args import cli_args, program_args
+
+import g2pl
+
+ROOT = Path(__file__).resolve().parents[1]
+STANDIN = Path(__file__).resolve().parent / "strict_cupy"
+PROGRAMS = sorted((ROOT / "programs").glob("*.g2pl"))
+
+def _activate():
+    """tests/strict_cupy/activate.py, imported by path (the folder never goes on sys.path: a plain
+    `import cupy` anywhere else in the process must not find the stand-in)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("strict_cupy_activate", STANDIN / "activate.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+standin = _activate().standin
+
+
+def _real_cupy():
+    """The installed CuPy with a usable device, else None."""
+    try:
+        import cupy
+    except ImportError:
+        return None
+    try:
+        return cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None
+    except Exception:
+        return None
+
+
+def _graph():
+    """Non-contiguous IDs, three components, isolated vertices, weights."""
+    rng = np.random.default_rng(5)
+    ids = rng.choice(10**9, 300, replace=False)
+    src, dst = [], []
+    for part in (ids[:150], ids[150:250], ids[250:280]):
+        m = 3 * len(part)
+        src += rng.choice(part, m).tolist()
+        dst += rng.choice(part, m).tolist()
+    w = rng.uniform(0.5, 4.0, len(src)).round(3)
+    g = g2pl.Graph.from_edges(np.array(src), np.array(dst), w, ids=ids)
+    return g, int(ids[0])
+
+
+def same(a, b) -> bool:
+    """Ints, bools, IDs and sets exactly; floats within 1e-9 relative (sums in another order)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+    return a == b
+
+
+def _run_both(path: Path, opt: int, g, root: int):
+    prog = g2pl.compile(path, opt=opt)
+    args = program_args(path, root)
+    want = prog.run(g, args=args, seed=7)
+    got = prog.run(g, args=args, seed=7, backend="cupy")
+    return want, got
+
+
+@pytest.mark.parametrize("opt", [0, 1, 2])
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_every_program_on_the_standin_matches_numpy(path: Path, opt: int) -> None:
+    g, root = _graph()
+    with standin():
+        want, got = _run_both(path, opt, g, root)
+    assert same(got.output()["values"], want.output()["values"]), path.stem
+    assert got.stats["backend"] == "cupy" and got.stats["supersteps"] == want.stats["supersteps"]
+    assert got.stats["messages"] == want.stats["messages"]
+    dev = got.stats["device"]
+    assert dev["h2d_bytes"] > 0 and dev["syncs"] >= 0
+
+
+@pytest.mark.skipif(_real_cupy() is None, reason="no CUDA device (CuPy with a GPU runs these on the device)")
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_every_program_on_the_gpu_matches_numpy(path: Path) -> None:
+    g, root = _graph()
+    for opt in (0, 2):
+        want, got = _run_both(path, opt, g, root)
+        assert same(got.output()["values"], want.output()["values"]), (path.stem, opt)
+
+
+def test_syncs_stay_with_the_supersteps_control_values() -> None:
+    """A device->host read per superstep's control values, not per element: the stand-in counts every
+    synchronization (int()/bool() of an array, nonzero, boolean masks, transfers)."""
+    import importlib
+
+    g = g2pl.load_graph("kron:10", seed=3)
+    prog = g2pl.compile(ROOT / "programs" / "bfs.g2pl")
+    with standin():
+        cupy = importlib.import_module("cupy")
+        before = cupy._standin_syncs()
+        res = prog.run(g, args={"root": int(g.ids[g.src[0]])}, backend="cupy")
+        syncs = cupy._standin_syncs() - before
+    assert syncs <= 60 * res.stats["supersteps"], (syncs, res.stats["supersteps"])
+
+
+def _env(extra_path: str = "") -> dict[str, str]:
+    e = os.environ.copy()
+    e["PYTHONPATH"] = os.pathsep.join(p for p in (extra_path, str(ROOT), e.get("PYTHONPATH", "")) if p)
+    return e
+
+
+@pytest.mark.parametrize("name", ["bfs", "pagerank", "matching", "sssp"])
+def test_two_ranks_stage_device_buffers_through_the_host(tmp_path: Path, name: str) -> None:
+    from g2pl.runtime.launch import find_mpiexec
+
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip("mpi4py not installed (pip install '.[mpi]')")
+    if find_mpiexec() is None:
+        pytest.skip("no mpiexec")
+    g, root = _graph()
+    gfile = tmp_path / "g.txt"
+    gfile.write_text("".join(f"{int(g.ids[s])} {int(g.ids[d])} {w}\n" for s, d, w in zip(g.src, g.dst, g.weight)))
+    path = ROOT / "programs" / f"{name}.g2pl"
+    outs = {}
+    for backend in ("numpy", "cupy"):
+        out = tmp_path / f"{backend}.json"
+        r = subprocess.run([sys.executable, "-m", "g2pl.cli", "run", str(path), "--graph", str(gfile), "--np", "2",
+                            "--backend", backend, "--seed", "3", "--output", str(out), *cli_args(path, root)],
+                           env=_env(str(STANDIN)), capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        outs[backend] = json.loads(out.read_text())
+    assert same(outs["cupy"]["values"], outs["numpy"]["values"])
+
+
+def test_without_cupy_the_backend_is_refused_with_the_install_command(tmp_path: Path) -> None:
+    blocker = tmp_path / "nocupy"
+    (blocker / "cupy").mkdir(parents=True)
+    (blocker / "cupy" / "__init__.py").write_text("raise ImportError('no cupy here')\n")
+    r = subprocess.run([sys.executable, "-m", "g2pl.cli", "run", str(ROOT / "programs" / "cc.g2pl"), "--graph",
+                        "er:50:100", "--backend", "cupy"], env=_env(str(blocker)), capture_output=True, text=True)
+    assert r.returncode == 2 and "needs CuPy" in r.stderr and "pip install" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_cupy_without_a_device_is_refused(tmp_path: Path) -> None:
+    fake = tmp_path / "nodevice"
+    (fake / "cupy" / "cuda").mkdir(parents=True)
+    (fake / "cupyx" / "scipy").mkdir(parents=True)
+    (fake / "cupy" / "__init__.py").write_text("from . import cuda\n")
+    (fake / "cupy" / "cuda" / "__init__.py").write_text(
+        "class runtime:\n    @staticmethod\n    def getDeviceCount():\n"
+        "        raise RuntimeError('cudaErrorNoDevice: no CUDA-capable device is detected')\n")
+    (fake / "cupyx" / "__init__.py").write_text("")
+    (fake / "cupyx" / "scipy" / "__init__.py").write_text("")
+    (fake / "cupyx" / "scipy" / "sparse.py").write_text("")
+    r = subprocess.run([sys.executable, "-m", "g2pl.cli", "run", str(ROOT / "programs" / "cc.g2pl"), "--graph",
+                        "er:50:100", "--backend", "cupy"], env=_env(str(fake)), capture_output=True, text=True)
+    assert r.returncode == 2 and "no CUDA device" in r.stderr and "Traceback" not in r.stderr
+
+
+def _names_used() -> set[tuple[str, str]]:
+    """(module, name) of every `xp.NAME` / `sparse.NAME` the CuPy backend and the verbs use."""
+    used = set()
+    files = ["cupy_backend.py", "engine.py", "neighbourhood.py", "edges.py", "transport.py", "remote.py",
+             "adjacency.py"]
+    for name in files:
+        tree = ast.parse((ROOT / "g2pl" / "runtime" / name).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                base = node.value
+                base_name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else ""
+                if base_name == "xp":
+                    used.add(("cupy", node.attr))
+                elif base_name == "sparse":
+                    used.add(("cupyx.scipy.sparse", node.attr))
+    return used
+
+
+def test_every_cupy_name_the_backend_uses_exists_in_cupy() -> None:
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed (pip install -e '.[gpu]')")
+    import cupyx.scipy.sparse as sparse
+
+    mods = {"cupy": cupy, "cupyx.scipy.sparse": sparse}
+    missing = sorted(f"{m}.{n}" for m, n in _names_used() if not hasattr(mods[m], n))
+    assert not missing
+
+
+def test_every_cupy_name_the_backend_uses_exists_in_the_standin() -> None:
+    import importlib
+
+    with standin():
+        mods = {"cupy": importlib.import_module("cupy"), "cupyx.scipy.sparse": importlib.import_module(
+            "cupyx.scipy.sparse")}
+        missing = sorted(f"{m}.{n}" for m, n in _names_used() if not hasattr(mods[m], n))
+    assert not missing
