@@ -23,6 +23,8 @@ rewritten after every graph.
 
 `--dry-run` exercises the plumbing without a GPU: a tiny graph, the NumPy backend, and the
 hand-written code run with numpy/scipy.sparse in place of cupy/cupyx (its answers still checked).
+`--standin` runs the CuPy code paths (backend cupy, hand-written on cupy/cupyx, CUDA events, the
+memory pool) over tests/strict_cupy, a strict NumPy stand-in for CuPy 14: plumbing only.
 Without `--dry-run`, a missing CuPy or CUDA device is an exit-2 refusal saying so.
 """
 
@@ -112,7 +114,7 @@ def machine(cupy) -> dict:
     except ImportError:
         pass
     if cupy is not None:
-        info["cupy"] = cupy.__version__
+        info["cupy"] = getattr(cupy, "__version__", "n/a") + (" (stand-in)" if getattr(cupy, "_STANDIN", False) else "")
         try:
             props = cupy.cuda.runtime.getDeviceProperties(0)
             name = props["name"]
@@ -168,6 +170,9 @@ class Pool:
             self.pool.free_all_blocks()
             self.base = int(self.pool.used_bytes())  # arrays still alive from before
 
+    def total(self) -> int | None:
+        return int(self.pool.total_bytes()) if self.pool is not None else None
+
     def high_water(self) -> int | None:
         # The pool keeps every block it got from the driver until free_all_blocks(), so its total
         # after the runs is the most that was held at once since start() (plus fragmentation).
@@ -203,6 +208,7 @@ def run_compiled(prog, g, args: dict, backend: str, warmup: bool, repeat: int, s
            "backend_reported": st.get("backend"),
            "peak_bytes": dig(st, "device", "peak_bytes"),
            "pool_high_water_bytes": pool.high_water() if backend == "cupy" else None,
+           "pool_total_bytes": pool.total() if backend == "cupy" else None,
            "syncs": dig(st, "device", "syncs"), "h2d_bytes": dig(st, "device", "h2d_bytes"),
            "d2h_bytes": dig(st, "device", "d2h_bytes"), "device_name": dig(st, "device", "name")}
     return row, res
@@ -297,6 +303,7 @@ def bench_graph(spec: str, a, progs: dict, cupy, log, t_start: float) -> dict:
                 out["handwritten_upload_bytes"] = dg.h2d_bytes
                 r, ans = run_handwritten(HC, dg, algo, root, a.repeat, cupy)
                 r["pool_high_water_bytes"] = pool.high_water()
+                r["pool_total_bytes"] = pool.total()
                 row.update(r)
                 row["check"] = compare(ans, ref) if ref is not None else "n/a (no numpy answer)"
             except Exception as e:
@@ -324,7 +331,7 @@ def f_time(t) -> str:
 
 
 def f_bytes(b) -> str:
-    return "n/a" if b is None else f"{b / MIB:,.1f}"
+    return "n/a" if b is None else f"{b / MIB:,.2f}"
 
 
 def f_num(x, spec: str = ".3g") -> str:
@@ -359,12 +366,17 @@ def report(res: dict) -> str:
              f"run(s){', no warm-up' if res['numpy_repeat'] == 1 else ''}).  ")
     L.append(f"Command: `{res['command']}`" + ("  \n**DRY RUN**: NumPy only, hand-written code on numpy/scipy."
                                               if res["dry_run"] else ""))
+    if res.get("standin"):
+        L[-1] += ("  \n**STAND-IN**: `cupy` is tests/strict_cupy (NumPy underneath): a plumbing test, the times "
+                   "say nothing about a GPU.")
     L.append("")
     L.append("Compiled: `stats['time_s']` of `prog.run(graph, args, backend=...)`. Hand-written: "
              "bench/handwritten_cupy.py, timed with CUDA events (graph uploaded beforehand). Rate: BFS in "
              "GTEPS (Graph500: edges with an endpoint in the reached component, each once), PageRank in G "
              "edges/s per iteration (m / (time / 20)). Peak: the stats' `device.peak_bytes`, else the CuPy "
-             "pool's high-water (marked `p`). Check: against the NumPy backend's answer (ints exact, floats "
+             "pool's high-water over the runs beyond what it held before them (marked `p`; a graph a backend "
+             "cached on the device for an earlier algorithm is not counted again; the JSON has the pool's "
+             "total too). Check: against the NumPy backend's answer (ints exact, floats "
              "1e-9 relative).")
     for gr in res["graphs"]:
         L += ["", f"## {gr['graph']} (n = {gr['n']:,}, m = {gr['m']:,}, root {gr['root']}; "
@@ -425,14 +437,35 @@ def main() -> int:
     ap.add_argument("--no-handwritten", action="store_true", help="skip bench/handwritten_cupy.py")
     ap.add_argument("--time-budget", type=float, default=None,
                     help="seconds; algorithms not started by then are skipped (and noted)")
+    ap.add_argument("--standin", action="store_true",
+                    help="no GPU: the CuPy code paths over tests/strict_cupy (a strict NumPy stand-in for CuPy "
+                         "14); tests the plumbing, the times mean nothing")
     a = ap.parse_args()
-    a.graphs = (a.graphs or ("kron:10" if a.dry_run else "kron:20,kron:22,kron:24")).split(",")
+    small = a.dry_run or a.standin
+    a.graphs = (a.graphs or ("kron:10" if small else "kron:20,kron:22,kron:24")).split(",")
     a.algos = [x for x in a.algos.split(",") if x]
     for x in a.algos:
         if x not in PROGRAMS:
             ap.error(f"unknown algorithm {x!r}; expected some of {', '.join(PROGRAMS)}")
-    a.repeat = a.repeat or (1 if a.dry_run else 3)
+    a.repeat = a.repeat or (1 if small else 3)
     a.numpy_repeat = a.numpy_repeat or a.repeat
+    if a.dry_run and a.standin:
+        ap.error("--dry-run and --standin exclude each other")
+    if a.standin:
+        import importlib.util
+
+        path = ROOT / "tests" / "strict_cupy" / "activate.py"
+        if not path.exists():
+            refuse(f"gpu_bench: --standin needs {path}")
+        spec = importlib.util.spec_from_file_location("g2pl_strict_cupy_activate", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        with mod.standin():
+            return bench(a)
+    return bench(a)
+
+
+def bench(a) -> int:
     cupy = None if a.dry_run else need_gpu()
     g2pl = need_g2pl()
     out_dir = Path(a.out)
@@ -445,6 +478,7 @@ def main() -> int:
     res = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "started":
            time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "machine": machine(cupy),
            "seed": a.seed, "repeat": a.repeat, "numpy_repeat": a.numpy_repeat, "dry_run": a.dry_run,
+           "standin": a.standin,
            "graphs": [], "failures": []}
     log(f"gpu_bench: {res['machine'].get('gpu', 'no GPU (dry run)')}; graphs {','.join(a.graphs)}; "
         f"algos {','.join(a.algos)}; out {out_dir}")
