@@ -38,6 +38,10 @@ export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}
 cd "$ROOT" || exit 2
 
 FAILED=0
+# a rerun into the same folder starts afresh (step() appends)
+for f in summary.txt env.txt tests.log bench.log np2.log np2_stats.json gpu_bench.md gpu_bench.json; do
+    rm -f "$OUTDIR/$f"
+done
 : >"$SUMMARY"
 echo "gpu_check $(date -u '+%Y-%m-%d %H:%M:%S UTC') in $ROOT -> $OUTDIR" >>"$SUMMARY"
 
