@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
 
 import numpy as np
 
+from g2pl.runtime import cupy_kernels as CK
 from g2pl.runtime import partials as P
 from g2pl.runtime import rng
+from g2pl.runtime.cupy_comm import DeviceComm, StagingComm, mpi_cuda_aware
 from g2pl.runtime.numpy_backend import NumPyBackend
 from g2pl.runtime.partition import GraphCache, LocalGraph
-
-INT64_MAX = np.iinfo(np.int64).max
-DTYPES = {"bool": np.bool_, "int": np.int64, "float": np.float64, "vid": np.int64}
+from g2pl.runtime.values import DTYPES, INT64_MAX
 
 #: LocalGraph fields that stay on the host: counts per rank (control values of the exchanges)
 HOST_FIELDS = ("send_counts", "recv_counts", "nv_send_counts", "nv_recv_counts")
@@ -48,63 +47,6 @@ def import_cupy():
         raise G2PLError("--backend cupy: no CUDA device (CuPy is installed, but cupy.cuda.runtime.getDeviceCount() "
                         "finds none); use --backend numpy")
     return cupy, sparse
-
-
-class Segments:
-    """CSR row structure on the device; reductions through `ufunc.at` on each entry's row."""
-
-    def __init__(self, xp, indptr) -> None:
-        self.xp = xp
-        self.indptr = indptr
-        self.n = len(indptr) - 1
-        self.counts = xp.diff(indptr)
-        self._owner = None
-
-    @property
-    def owner(self):
-        if self._owner is None:
-            self._owner = self.xp.repeat(self.xp.arange(self.n, dtype=self.xp.int64), self.counts)
-        return self._owner
-
-    def reduce(self, ufunc, vals, fill):
-        """Per-row `ufunc` reduction (minimum, maximum, add, logical_or); empty rows get `fill`."""
-        xp = self.xp
-        if vals.dtype == xp.bool_:  # atomics have no bool: or/and as max/min over int32
-            out = xp.full(self.n, int(bool(fill)), dtype=xp.int32)
-            op = {xp.logical_or: xp.maximum, xp.logical_and: xp.minimum}.get(ufunc, ufunc)
-            op.at(out, self.owner, vals.astype(xp.int32))
-            return out.astype(xp.bool_)
-        out = xp.full(self.n, fill, dtype=vals.dtype)
-        ufunc.at(out, self.owner, vals)
-        return out
-
-    def sum(self, vals):
-        return self.reduce(self.xp.add, vals, 0)
-
-    def gather_reduce(self, ufunc, table, idx, fill):
-        return self.reduce(ufunc, table[idx], fill)
-
-    def count(self, mask):
-        out = self.xp.zeros(self.n, dtype=self.xp.int64)
-        self.xp.add.at(out, self.owner, mask.astype(self.xp.int64))
-        return out
-
-
-class DeviceCSR:
-    """Adjacency as a matrix of ones for `@`: float vectors through cuSPARSE (float64), integer
-    vectors gathered and added with int64 atomics (exact, wrapping)."""
-
-    def __init__(self, xp, sparse, indptr, cols, n_cols: int) -> None:
-        self.xp, self.cols = xp, cols
-        self.seg = Segments(xp, indptr)
-        self._m = sparse.csr_matrix((xp.ones(len(cols), dtype=xp.float64), cols, indptr),
-                                    shape=(len(indptr) - 1, n_cols))
-
-    def __matmul__(self, v):
-        xp = self.xp
-        if v.dtype.kind == "f":
-            return self._m @ v.astype(xp.float64, copy=False)
-        return self.seg.sum(v.astype(xp.int64)[self.cols])
 
 
 class DevicePart(LocalGraph):
@@ -201,7 +143,7 @@ class CuPyBackend:
     # ---- structure
 
     def segments(self, indptr):
-        return Segments(self.xp, indptr)
+        return CK.Segments(self.xp, indptr)
 
     def expand_ranges(self, starts, lens):
         xp = self.xp
@@ -214,7 +156,7 @@ class CuPyBackend:
         return out
 
     def csr_matrix(self, indptr, cols, n_cols: int, kind: str):
-        return DeviceCSR(self.xp, self.sparse, indptr, cols, n_cols)
+        return CK.DeviceCSR(self.xp, self.sparse, indptr, cols, n_cols)
 
     def transpose(self, indptr, cols, data, n_cols: int):
         xp = self.xp  # edge ids travel as float64 data: exact below 2**53 edges
@@ -243,82 +185,10 @@ class CuPyBackend:
     # ---- neighbourhood reductions
 
     def seg_reduce(self, seg, op: str, value, mask, elem: str, ids=None):
-        xp = self.xp
-        if op == "count":
-            return (seg.counts if mask is None else seg.count(mask)).astype(xp.int64)
-        if op in ("and", "or"):
-            v = value.astype(bool, copy=False)
-            if op == "or":
-                return seg.reduce(xp.logical_or, v if mask is None else v & mask, False)
-            return ~seg.reduce(xp.logical_or, ~v if mask is None else ~v & mask, False)
-        if op in ("min", "max"):
-            dt = np.dtype(DTYPES[elem])
-            v = value.astype(dt, copy=False)
-            ident = self.identity(op, dt)
-            if mask is not None:
-                v = xp.where(mask, v, dt.type(ident))
-            r = seg.reduce(xp.minimum if op == "min" else xp.maximum, v, ident)
-            ev = self.empty_value(op, elem)
-            if ev != ident:
-                counts = seg.counts if mask is None else seg.count(mask)
-                r[counts == 0] = ev
-            return r
-        counts = seg.counts if mask is None else seg.count(mask)
-        empty = counts == 0
-        if op in ("sum", "avg"):
-            vdt = xp.float64 if (op == "avg" or value.dtype.kind == "f") else xp.int64
-            v = value.astype(vdt, copy=False)
-            if mask is not None:
-                v = xp.where(mask, v, vdt(0))
-            s = seg.sum(v)
-            if op == "sum":
-                return s.astype(DTYPES[elem], copy=False)
-            return self.mean(s, counts)
-        if op in ("argmin", "argmax"):
-            v = value.astype(xp.int64) if value.dtype == xp.bool_ else value
-            ident = self.identity("min" if op == "argmin" else "max", v.dtype)
-            if mask is not None:
-                v = xp.where(mask, v, ident)
-            best = seg.reduce(xp.minimum if op == "argmin" else xp.maximum, v, ident)
-            cand = v == best[seg.owner]
-            if mask is not None:
-                cand &= mask
-            r = seg.reduce(xp.minimum, xp.where(cand, ids, INT64_MAX), INT64_MAX)
-            return xp.where(empty | (r == INT64_MAX), -1, r).astype(xp.int64)
-        raise ValueError(f"unknown aggregation {op}")
+        return CK.seg_reduce(self.xp, seg, op, value, mask, elem, ids)
 
     def scatter_reduce(self, op: str, recv, vals, mask, n: int, elem: str, ids=None):
-        xp = self.xp
-        if mask is not None:
-            sel = xp.flatnonzero(mask)
-            recv, vals = recv[sel], vals[sel]
-            ids = ids[sel] if ids is not None else None
-        counts = xp.bincount(recv, minlength=n)
-        if op == "count":
-            return counts.astype(xp.int64)
-        if op in ("or", "and"):
-            hit = vals.astype(bool) if op == "or" else ~vals.astype(bool)
-            out = xp.zeros(n, dtype=xp.int32)
-            xp.maximum.at(out, recv, hit.astype(xp.int32))
-            return out.astype(bool) if op == "or" else ~out.astype(bool)
-        if op == "sum":
-            out = xp.zeros(n, dtype=xp.int64)
-            xp.add.at(out, recv, vals.astype(xp.int64))
-            return out.astype(DTYPES[elem], copy=False)
-        if op in ("min", "max", "argmin", "argmax"):
-            base = "min" if op in ("min", "argmin") else "max"
-            v = vals.astype(xp.int64) if vals.dtype == xp.bool_ else vals
-            ident = self.identity(base, v.dtype)
-            best = xp.full(n, ident, dtype=v.dtype)
-            (xp.minimum if base == "min" else xp.maximum).at(best, recv, v)
-            empty = counts == 0
-            if op in ("min", "max"):
-                return xp.where(empty, self.empty_value(op, elem), best).astype(DTYPES[elem], copy=False)
-            cand = v == best[recv]
-            win = xp.full(n, INT64_MAX, dtype=xp.int64)
-            xp.minimum.at(win, recv[cand], ids[cand])
-            return xp.where(empty | (win == INT64_MAX), -1, win).astype(xp.int64)
-        raise ValueError(f"{op} is not pushed")
+        return CK.scatter_reduce(self.xp, op, recv, vals, mask, n, elem, ids)
 
     def any_pull(self, seg, nbr, x, budget=None, rows=None):
         """Per row: does any neighbour have x?  One pass over every entry (no early exit: CuPy has no
@@ -444,46 +314,27 @@ class CuPyBackend:
         self.xp.cuda.Stream.null.synchronize()
 
     def memory_info(self) -> dict:
-        pool = self.xp.get_default_memory_pool()
-        return {"device": self.device, "pool_bytes": int(pool.total_bytes()), "used_bytes": int(pool.used_bytes()),
-                "syncs": self.syncs, "h2d_bytes": self.h2d_bytes, "d2h_bytes": self.d2h_bytes}
+        """What `--stats` reports under `device`: the device, the memory pool's high-water mark (the
+        pool keeps freed blocks, so its size is the run's peak), device->host reads and copies."""
+        xp = self.xp
+        pool = xp.get_default_memory_pool()
+        try:
+            name = xp.cuda.runtime.getDeviceProperties(self.device)["name"]
+            name = name.decode() if isinstance(name, bytes) else str(name)
+        except Exception:  # the stand-in in tests, or a driver without properties
+            name = f"device {self.device}"
+        return {"device": self.device, "name": name, "peak_bytes": int(pool.total_bytes()),
+                "used_bytes": int(pool.used_bytes()), "syncs": self.syncs, "h2d_bytes": self.h2d_bytes,
+                "d2h_bytes": self.d2h_bytes}
 
     def staged(self, comm):
+        """The communicator the verbs use: staged through host memory, or, with G2PL_CUDA_AWARE_MPI=1
+        and an MPI library that says it is CUDA-aware, device buffers handed to MPI directly."""
+        if os.environ.get("G2PL_CUDA_AWARE_MPI") == "1" and getattr(comm, "size", 1) > 1:
+            if not mpi_cuda_aware():
+                from g2pl.errors import G2PLError
+
+                raise G2PLError("G2PL_CUDA_AWARE_MPI=1, but this MPI library is not CUDA-aware "
+                                "(MPIX_Query_cuda_support() is 0); unset it to stage through host memory")
+            return DeviceComm(comm, self)
         return StagingComm(comm, self)
-
-
-class StagingComm:
-    """A host communicator for device arrays: each buffer is copied to host memory before MPI sees
-    it and back after (the PyPI MPICH reads device pointers as host memory)."""
-
-    def __init__(self, comm, bk: CuPyBackend) -> None:
-        self._comm, self._bk = comm, bk
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._comm, name)
-
-    @property
-    def bytes_sent(self) -> int:
-        return self._comm.bytes_sent
-
-    @bytes_sent.setter
-    def bytes_sent(self, v: int) -> None:
-        self._comm.bytes_sent = v
-
-    @property
-    def bytes_received(self) -> int:
-        return self._comm.bytes_received
-
-    @bytes_received.setter
-    def bytes_received(self, v: int) -> None:
-        self._comm.bytes_received = v
-
-    def alltoallv(self, send, send_counts, recv_counts=None):
-        bk = self._bk
-        on_device = isinstance(send, bk.xp.ndarray)
-        got, counts = self._comm.alltoallv(bk.to_host(send), bk.to_host(send_counts),
-                                           None if recv_counts is None else bk.to_host(recv_counts))
-        return (bk.from_host(got) if on_device else got), counts
-
-    def gather_array(self, arr):
-        return self._comm.gather_array(self._bk.to_host(arr))

@@ -10,32 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from g2pl.compiler.ir import DEFAULTS
 from g2pl.runtime.rng import uniform  # noqa: F401  (the NumPy backend's RNG: rng.py, shared by every backend)
-
-INT64_MAX = np.iinfo(np.int64).max
-INT64_MIN = np.iinfo(np.int64).min
-
-DTYPES = {"bool": np.bool_, "int": np.int64, "float": np.float64, "vid": np.int64}
-
-
-def empty_value(op: str, elem: str):
-    """The result of aggregation `op` over no elements (spec 4.2)."""
-    if op in ("sum", "count"):
-        return 0.0 if elem == "float" else 0
-    if op == "avg":
-        return float("nan")
-    if op == "and":
-        return True
-    if op == "or":
-        return False
-    if op in ("argmin", "argmax", "pick"):
-        return DEFAULTS[elem] if op == "pick" else -1
-    if op == "min":
-        return {"float": np.inf, "int": INT64_MAX, "vid": -1}[elem]
-    if op == "max":
-        return {"float": -np.inf, "int": INT64_MIN, "vid": -1}[elem]
-    raise ValueError(op)
+from g2pl.runtime.values import DTYPES, INT64_MAX, INT64_MIN, empty_value, identity  # noqa: F401
 
 
 def float_to_int(a: np.ndarray) -> np.ndarray:
@@ -45,17 +21,6 @@ def float_to_int(a: np.ndarray) -> np.ndarray:
         r = np.trunc(np.nan_to_num(a, nan=0.0)).astype(np.int64)  # in range for |x| < 2**63
     r = np.where(a >= 2.0**63, INT64_MAX, r)
     return np.where(a < -(2.0**63), INT64_MIN, r)
-
-
-def identity(op: str, dtype) -> object:
-    """Neutral element used to pad masked-out entries before a reduction."""
-    if op in ("sum", "count", "avg"):
-        return dtype.type(0)
-    if op == "min":
-        return np.inf if dtype.kind == "f" else INT64_MAX
-    if op == "max":
-        return -np.inf if dtype.kind == "f" else INT64_MIN
-    raise ValueError(op)
 
 
 _BITS = {4: np.int32, 8: np.int64}

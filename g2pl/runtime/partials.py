@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from g2pl.runtime.kernels import INT64_MAX, empty_value, identity
+from g2pl.runtime.values import INT64_MAX, empty_value, identity
 
 
 def _bits(x: float) -> int:

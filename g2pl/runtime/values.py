@@ -1,0 +1,43 @@
+"""The language's values as arrays, for every backend: element dtypes, the empty value of each
+aggregation and the identity its reductions pad with (spec section 4.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from g2pl.compiler.ir import DEFAULTS
+
+INT64_MAX = np.iinfo(np.int64).max
+INT64_MIN = np.iinfo(np.int64).min
+
+DTYPES = {"bool": np.bool_, "int": np.int64, "float": np.float64, "vid": np.int64}
+
+
+def empty_value(op: str, elem: str):
+    """The result of aggregation `op` over no elements (spec 4.2)."""
+    if op in ("sum", "count"):
+        return 0.0 if elem == "float" else 0
+    if op == "avg":
+        return float("nan")
+    if op == "and":
+        return True
+    if op == "or":
+        return False
+    if op in ("argmin", "argmax", "pick"):
+        return DEFAULTS[elem] if op == "pick" else -1
+    if op == "min":
+        return {"float": np.inf, "int": INT64_MAX, "vid": -1}[elem]
+    if op == "max":
+        return {"float": -np.inf, "int": INT64_MIN, "vid": -1}[elem]
+    raise ValueError(op)
+
+
+def identity(op: str, dtype) -> object:
+    """Neutral element used to pad masked-out entries before a reduction."""
+    if op in ("sum", "count", "avg"):
+        return dtype.type(0)
+    if op == "min":
+        return np.inf if dtype.kind == "f" else INT64_MAX
+    if op == "max":
+        return -np.inf if dtype.kind == "f" else INT64_MIN
+    raise ValueError(op)
