@@ -26,6 +26,7 @@ end (`g2pl run`, np=1) and reports the stats' `time_s` and the peak memory
 (ru_maxrss) of that process.
 
     python bench/compare.py [--graphs kron:16,kron:18,kron:20,ws:1000000:20:0.5] [--repeat 5] [--quick] [--np 1,2]
+    python bench/compare.py --baseline REV [--graphs kron:18,kron:20] [--repeat 7]   (old vs new: bench/baseline.py)
 
 Output: a table on stdout and bench/results/compare.{json,md,png}
 (compare_quick.* with --quick), each naming the machine and git commit.
@@ -655,7 +656,14 @@ def main() -> int:
                     "default ws:1000000:20:0.5, ws:20000:20:0.5 with --quick)")
     ap.add_argument("--matching-runs", type=int, default=3)
     ap.add_argument("--out", default=str(BENCH / "results"))
+    ap.add_argument("--baseline", metavar="REV", default=None,
+                    help="instead: the compiled programs of this checkout against those of git revision REV, "
+                         "interleaved (bench/baseline.py; default graphs kron:18,kron:20, 7 repeats)")
     a = ap.parse_args()
+    if a.baseline is not None:
+        import baseline
+
+        return baseline.compare(a.baseline, (a.graphs or "kron:18,kron:20").split(","), a.repeat or 7)
     a.graphs = (a.graphs or (QUICK_GRAPHS if a.quick else GRAPHS)).split(",")
     a.repeat = a.repeat or (2 if a.quick else 5)
     a.np = sorted({int(x) for x in a.np.split(",")})
