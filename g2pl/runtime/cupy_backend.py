@@ -96,6 +96,7 @@ class CuPyBackend:
         xp.cuda.Device(device).use()
         self.device = device
         self.h2d_bytes = self.d2h_bytes = self.syncs = 0
+        self._pinned: dict[str, np.ndarray] = {}  # page-locked staging buffer per dtype (see to_pinned)
 
     # ---- elementwise operations of the generated code
 
@@ -303,6 +304,21 @@ class CuPyBackend:
             self.syncs += 1
             return self.xp.asnumpy(a)
         return a
+
+    def to_pinned(self, a):
+        """A device array copied into a reused page-locked host buffer (the copy DMA needs for speed),
+        valid until the next call: for a buffer MPI sends at once."""
+        import cupyx
+
+        key = a.dtype.str
+        buf = self._pinned.get(key)
+        if buf is None or buf.size < a.size:
+            buf = self._pinned[key] = cupyx.empty_pinned(max(a.size, 1 << 16), dtype=a.dtype)
+        out = buf[:a.size]
+        self.xp.asnumpy(a.ravel(), out=out)
+        self.d2h_bytes += a.nbytes
+        self.syncs += 1
+        return out
 
     def from_host(self, a):
         if isinstance(a, np.ndarray):

@@ -10,8 +10,8 @@ import numpy as np
 
 
 class StagingComm:
-    """A host communicator for device arrays: each buffer is copied to host memory before MPI sees
-    it and back after (the PyPI MPICH reads device pointers as host memory)."""
+    """A host communicator for device arrays: each buffer is copied to a page-locked host buffer
+    before MPI sees it and back after (the PyPI MPICH reads device pointers as host memory)."""
 
     def __init__(self, comm, bk) -> None:
         self._comm, self._bk = comm, bk
@@ -38,7 +38,7 @@ class StagingComm:
     def alltoallv(self, send, send_counts, recv_counts=None):
         bk = self._bk
         on_device = isinstance(send, bk.xp.ndarray)
-        got, counts = self._comm.alltoallv(bk.to_host(send), bk.to_host(send_counts),
+        got, counts = self._comm.alltoallv(bk.to_pinned(send) if on_device else send, bk.to_host(send_counts),
                                            None if recv_counts is None else bk.to_host(recv_counts))
         return (bk.from_host(got) if on_device else got), counts
 
