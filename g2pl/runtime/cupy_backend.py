@@ -17,6 +17,7 @@ import os
 
 import numpy as np
 
+from g2pl.runtime import array_kernels as AK
 from g2pl.runtime import cupy_kernels as CK
 from g2pl.runtime import partials as P
 from g2pl.runtime import rng
@@ -52,34 +53,11 @@ def import_cupy():
 class DevicePart(LocalGraph):
     """A rank's graph part with its arrays on the device (counts per rank stay on the host)."""
 
-    def id_to_local(self, orig):
-        xp = _xp_of(self)
-        orig = orig.astype(xp.int64, copy=False)
-        ids = self.ids if self.sorted_ids is None else self.sorted_ids
-        if self.n == 0:
-            return xp.full(orig.shape, -1, dtype=xp.int64)
-        pos = xp.minimum(xp.searchsorted(ids, orig), self.n - 1)
-        ok = ids[pos] == orig
-        if self.sorted_to_local is not None:
-            pos = self.sorted_to_local[pos]
-        return xp.where(ok, pos, -1)
+    @property
+    def xp(self):
+        import cupy
 
-    def in_id_order(self, arr):
-        if self.order is None:
-            return arr
-        out = _xp_of(self).empty_like(arr)
-        out[self.order] = arr
-        return out
-
-    def owner_of(self, orig):
-        xp = _xp_of(self)
-        return xp.maximum(xp.searchsorted(self.first_ids, orig.astype(xp.int64), side="right") - 1, 0)
-
-
-def _xp_of(part: DevicePart):
-    import cupy
-
-    return cupy
+        return cupy
 
 
 class CuPyBackend:
@@ -147,14 +125,7 @@ class CuPyBackend:
         return CK.Segments(self.xp, indptr)
 
     def expand_ranges(self, starts, lens):
-        xp = self.xp
-        total = int(lens.sum())
-        if total == 0:
-            return xp.zeros(0, dtype=xp.int64)
-        offs = xp.cumsum(lens) - lens
-        out = xp.repeat((starts - offs).astype(xp.int64), lens)
-        out += xp.arange(total, dtype=xp.int64)
-        return out
+        return AK.expand_ranges(self.xp, starts, lens)
 
     def csr_matrix(self, indptr, cols, n_cols: int, kind: str):
         return CK.DeviceCSR(self.xp, self.sparse, indptr, cols, n_cols)
@@ -186,10 +157,10 @@ class CuPyBackend:
     # ---- neighbourhood reductions
 
     def seg_reduce(self, seg, op: str, value, mask, elem: str, ids=None):
-        return CK.seg_reduce(self.xp, seg, op, value, mask, elem, ids)
+        return AK.seg_reduce(self.xp, self.xp.where, seg, op, value, mask, elem, ids)
 
     def scatter_reduce(self, op: str, recv, vals, mask, n: int, elem: str, ids=None):
-        return CK.scatter_reduce(self.xp, op, recv, vals, mask, n, elem, ids)
+        return AK.scatter_reduce(self.xp, op, recv, vals, mask, n, elem, ids)
 
     def any_pull(self, seg, nbr, x, budget=None, rows=None):
         """Per row: does any neighbour have x?  One pass over every entry (no early exit: CuPy has no
@@ -220,27 +191,13 @@ class CuPyBackend:
     # ---- exchanges: bits packed on the device, records assembled on the host (MPI sees host memory)
 
     def segment_counts(self, sel, seg_counts):
-        ends = np.cumsum(seg_counts).tolist()
-        starts = [0] + ends[:-1]
-        return np.array([int(self.xp.count_nonzero(sel[a:b])) for a, b in zip(starts, ends)], dtype=np.int64)
+        return AK.segment_counts(self.xp, sel, seg_counts)
 
     def packbits_segments(self, vals, seg_counts):
-        xp = self.xp
-        chunks, counts, a = [], [], 0
-        for c in seg_counts.tolist():
-            p = xp.packbits(vals[a:a + c].astype(bool))
-            chunks.append(p)
-            counts.append(len(p))
-            a += c
-        return (xp.concatenate(chunks) if chunks else xp.zeros(0, xp.uint8)), np.array(counts, dtype=np.int64)
+        return AK.packbits_segments(self.xp, vals, seg_counts)
 
     def unpackbits_segments(self, data, byte_counts, bit_counts):
-        xp = self.xp
-        out, a = [], 0
-        for nb, nbits in zip(byte_counts.tolist(), bit_counts.tolist()):
-            out.append(xp.unpackbits(data[a:a + nb].view(xp.uint8))[:nbits].astype(bool))
-            a += nb
-        return xp.concatenate(out) if out else xp.zeros(0, bool)
+        return AK.unpackbits_segments(self.xp, data, byte_counts, bit_counts)
 
     def pack_records(self, arrays, layout, rb: int, idx):
         return NumPyBackend.pack_records([self.to_host(a) for a in arrays], layout, rb, self.to_host(idx))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from g2pl.runtime import array_kernels as AK
 from g2pl.runtime.rng import uniform  # noqa: F401  (the NumPy backend's RNG: rng.py, shared by every backend)
 from g2pl.runtime.values import DTYPES, INT64_MAX, INT64_MIN, empty_value, identity  # noqa: F401
 
@@ -138,68 +139,13 @@ class Segments:
 
 def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | None, elem: str,
                ids_of_entry: np.ndarray | None = None) -> np.ndarray:
-    """Aggregate per-entry `value` into rows with the spec's empty and tie rules."""
-    if op == "count":
-        return (seg.counts if mask is None else seg.count(mask)).astype(np.int64)
-    if op in ("and", "or"):
-        v = value.astype(bool, copy=False)
-        if op == "or":
-            hit = v if mask is None else (v & mask)
-            return seg.reduce(np.logical_or, hit, False)
-        miss = ~v if mask is None else (~v & mask)
-        return ~seg.reduce(np.logical_or, miss, False)
-    if op in ("min", "max"):
-        # masked-out entries carry the identity, so one reduction does; the rows left at the identity
-        # are empty or hold only identity values, which differ only where the empty value is not it
-        dtype = np.dtype(DTYPES[elem])
-        v = value.astype(dtype, copy=False)
-        ident = identity(op, dtype)
-        if mask is not None:
-            v = select(mask, v, dtype.type(ident))
-        r = seg.reduce(np.minimum if op == "min" else np.maximum, v, ident)
-        ev = empty_value(op, elem)
-        if ev != ident:
-            counts = seg.counts if mask is None else seg.count(mask)
-            r[counts == 0] = ev
-        return r
-    counts = seg.counts if mask is None else seg.count(mask)
-    empty = counts == 0
-    if op in ("sum", "avg"):
-        vdt = np.float64 if (op == "avg" or value.dtype.kind == "f") else np.int64
-        v = value.astype(vdt, copy=False)
-        if mask is not None:
-            v = select(mask, v, vdt(0))
-        s = seg.sum(v)
-        if op == "sum":
-            return s.astype(DTYPES[elem], copy=False)
-        with np.errstate(all="ignore"):
-            return np.where(empty, np.nan, s / np.maximum(counts, 1))
-    if op in ("argmin", "argmax"):
-        v = value
-        if v.dtype == bool:
-            v = v.astype(np.int64)
-        ident = identity("min" if op == "argmin" else "max", v.dtype)
-        if mask is not None:
-            v = select(mask, v, ident)
-        best = seg.reduce(np.minimum if op == "argmin" else np.maximum, v, ident)
-        cand = v == best[seg.owner]
-        if mask is not None:
-            cand &= mask
-        cid = select(cand, ids_of_entry, INT64_MAX)
-        r = seg.reduce(np.minimum, cid, INT64_MAX)
-        return np.where(empty | (r == INT64_MAX), -1, r).astype(np.int64)
-    raise ValueError(f"unknown aggregation {op}")
+    """Aggregate per-entry `value` into rows with the spec's empty and tie rules (array_kernels)."""
+    return AK.seg_reduce(np, select, seg, op, value, mask, elem, ids_of_entry)
 
 
 def expand_ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """Concatenation of arange(s, s + l) for each (s, l), without a Python loop."""
-    total = int(lens.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    offs = np.cumsum(lens) - lens
-    out = np.repeat(np.asarray(starts - offs, dtype=np.int64), lens)
-    out += np.arange(total, dtype=np.int64)  # in place: one entry-length array, not three
-    return out
+    return AK.expand_ranges(np, starts, lens)
 
 
 def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None = None,
@@ -244,40 +190,5 @@ def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None =
 
 def scatter_reduce(op: str, recv: np.ndarray, vals: np.ndarray, mask: np.ndarray | None, n: int, elem: str,
                    ids: np.ndarray | None = None) -> np.ndarray:
-    """Aggregate entries (receiver `recv`, value `vals`) in any order into n receivers: the push direction.
-
-    Only exact operations are pushed (see the direction pass), so the result equals the pull result.
-    """
-    if mask is not None:
-        sel = np.flatnonzero(mask)
-        recv, vals = recv[sel], vals[sel]
-        ids = ids[sel] if ids is not None else None
-    counts = np.bincount(recv, minlength=n)
-    if op == "count":
-        return counts.astype(np.int64)
-    if op == "or":
-        out = np.zeros(n, dtype=bool)
-        out[recv[vals.astype(bool)]] = True
-        return out
-    if op == "and":
-        bad = np.zeros(n, dtype=bool)
-        bad[recv[~vals.astype(bool)]] = True
-        return ~bad
-    if op == "sum":
-        out = np.zeros(n, dtype=np.int64)
-        np.add.at(out, recv, vals.astype(np.int64))
-        return out.astype(DTYPES[elem], copy=False)
-    if op in ("min", "max", "argmin", "argmax"):
-        base = "min" if op in ("min", "argmin") else "max"
-        v = vals.astype(np.int64) if vals.dtype == bool else vals
-        ident = identity(base, v.dtype)
-        best = np.full(n, ident, dtype=v.dtype)
-        (np.minimum if base == "min" else np.maximum).at(best, recv, v)
-        empty = counts == 0
-        if op in ("min", "max"):
-            return np.where(empty, empty_value(op, elem), best).astype(DTYPES[elem], copy=False)
-        cand = v == best[recv]
-        win = np.full(n, INT64_MAX, dtype=np.int64)
-        np.minimum.at(win, recv[cand], ids[cand])
-        return np.where(empty | (win == INT64_MAX), -1, win).astype(np.int64)
-    raise ValueError(f"{op} is not pushed")
+    """Aggregate entries into n receivers in any order: the push direction (array_kernels)."""
+    return AK.scatter_reduce(np, op, recv, vals, mask, n, elem, ids)

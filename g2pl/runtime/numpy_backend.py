@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as _sp  # imported here, not in the first superstep that needs a CSR product
 
 from g2pl.compiler.ir import ELEM_SIZE
+from g2pl.runtime import array_kernels as AK
 from g2pl.runtime import kernels as K
 from g2pl.runtime import partials as P
 
@@ -116,30 +117,15 @@ class NumPyBackend:
 
     @staticmethod
     def segment_counts(sel, seg_counts):
-        """How many selected entries fall in each consecutive segment (one per rank: a count per segment
-        costs a few microseconds where a prefix sum over all of `sel` cost 80 at 120K mirrors)."""
-        ends = np.cumsum(seg_counts).tolist()
-        starts = [0] + ends[:-1]
-        return np.array([np.count_nonzero(sel[a:b]) for a, b in zip(starts, ends)], dtype=np.int64)
+        return AK.segment_counts(np, sel, seg_counts)
 
     @staticmethod
     def packbits_segments(vals, seg_counts):
-        """Bit-pack bools separately per destination segment; returns (bytes, byte counts per segment)."""
-        chunks, counts, a = [], [], 0
-        for c in seg_counts.tolist():
-            p = np.packbits(vals[a:a + c].astype(bool))
-            chunks.append(p)
-            counts.append(len(p))
-            a += c
-        return (np.concatenate(chunks) if chunks else np.zeros(0, np.uint8)), np.array(counts, dtype=np.int64)
+        return AK.packbits_segments(np, vals, seg_counts)
 
     @staticmethod
     def unpackbits_segments(data, byte_counts, bit_counts):
-        out, a = [], 0
-        for nb, nbits in zip(byte_counts.tolist(), bit_counts.tolist()):
-            out.append(np.unpackbits(data[a:a + nb].view(np.uint8), count=nbits).astype(bool))
-            a += nb
-        return np.concatenate(out) if out else np.zeros(0, bool)
+        return AK.unpackbits_segments(np, data, byte_counts, bit_counts)
 
     @staticmethod
     def pack_records(arrays, layout, rb: int, idx):

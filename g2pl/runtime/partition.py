@@ -84,29 +84,34 @@ class LocalGraph:
     def n_ghosts(self) -> int:
         return self.n_ext - self.n
 
+    #: the array module of the part's arrays (a device copy, cupy_backend.DevicePart, says cupy)
+    xp = np
+
     def id_to_local(self, orig: np.ndarray) -> np.ndarray:
         """Owned-vertex index of each original ID, -1 if this rank does not own it."""
-        orig = np.asarray(orig, dtype=np.int64)
+        xp = self.xp
+        orig = xp.asarray(orig, dtype=xp.int64)
         ids = self.ids if self.sorted_ids is None else self.sorted_ids
         if self.n == 0:
-            return np.full(orig.shape, -1, dtype=np.int64)
-        pos = np.minimum(np.searchsorted(ids, orig), self.n - 1)
+            return xp.full(orig.shape, -1, dtype=xp.int64)
+        pos = xp.minimum(xp.searchsorted(ids, orig), self.n - 1)
         ok = ids[pos] == orig
         if self.sorted_to_local is not None:
             pos = self.sorted_to_local[pos]
-        return np.where(ok, pos, -1)
+        return xp.where(ok, pos, -1)
 
     def in_id_order(self, arr: np.ndarray) -> np.ndarray:
         """An owned-vertex array rearranged into ascending original-ID order (undoes renumbering)."""
         if self.order is None:
             return arr
-        out = np.empty_like(arr)
+        out = self.xp.empty_like(arr)
         out[self.order] = arr
         return out
 
     def owner_of(self, orig: np.ndarray) -> np.ndarray:
         """Rank that would own each original ID (by ID range)."""
-        return np.maximum(np.searchsorted(self.first_ids, np.asarray(orig, dtype=np.int64), side="right") - 1, 0)
+        xp = self.xp
+        return xp.maximum(xp.searchsorted(self.first_ids, xp.asarray(orig, dtype=xp.int64), side="right") - 1, 0)
 
 
 def _degrees(graph, lo: int = 0, hi: int | None = None) -> np.ndarray:

@@ -269,36 +269,6 @@ class ndarray:  # noqa: N801  (CuPy's name)
         kw = {k: (_unwrap(v) if k == "out" else v) for k, v in kw.items()}
         return _wrap(getattr(self._a, name)(*args, **kw))
 
-    def sum(self, *a: Any, **k: Any) -> Any:
-        return self._reduce("sum", *a, **k)
-
-    def min(self, *a: Any, **k: Any) -> Any:
-        return self._reduce("min", *a, **k)
-
-    def max(self, *a: Any, **k: Any) -> Any:
-        return self._reduce("max", *a, **k)
-
-    def any(self, *a: Any, **k: Any) -> Any:
-        return self._reduce("any", *a, **k)
-
-    def all(self, *a: Any, **k: Any) -> Any:
-        return self._reduce("all", *a, **k)
-
-    def mean(self, *a: Any, **k: Any) -> Any:
-        return self._reduce("mean", *a, **k)
-
-    def argmin(self, *a: Any, **k: Any) -> Any:
-        return self._reduce("argmin", *a, **k)
-
-    def argmax(self, *a: Any, **k: Any) -> Any:
-        return self._reduce("argmax", *a, **k)
-
-    def cumsum(self, *a: Any, **k: Any) -> Any:
-        return self._reduce("cumsum", *a, **k)
-
-    def prod(self, *a: Any, **k: Any) -> Any:
-        return self._reduce("prod", *a, **k)
-
     def argsort(self, axis: int = -1, kind: str | None = None) -> ndarray:
         return _wrap(self._a.argsort(axis=axis, kind=kind))
 
@@ -353,6 +323,11 @@ class ndarray:  # noqa: N801  (CuPy's name)
 
 
 # ---- host <-> device (explicit)
+
+# reductions and scans: NumPy's, returning device arrays (0-d for full reductions, like CuPy)
+for _name in ("sum", "min", "max", "any", "all", "mean", "argmin", "argmax", "cumsum", "prod"):
+    setattr(ndarray, _name, lambda self, *a, _n=_name, **k: self._reduce(_n, *a, **k))
+
 
 def asarray(a: Any, dtype: Any = None, order: Any = None) -> ndarray:
     """Host data (NumPy arrays, lists, scalars) to the device; a device array as it is (or cast)."""
