@@ -59,10 +59,9 @@ def test_verb_modules_name_no_array_library(name: str) -> None:
     assert not re.search(r"\bnp\.", path.read_text())
 
 
-def test_numpy_backend_is_the_only_runtime_importer_of_the_kernels_for_verbs() -> None:
+def test_numpy_backend_is_the_only_runtime_importer_of_the_numpy_kernels() -> None:
     importers = {p.name for p in RUNTIME.glob("*.py") if any(_is_kernels(i) for i in _imports(p))}
-    # partition.py builds host graph parts (expand_ranges on the host)
-    assert importers <= {"numpy_backend.py", "partition.py"}, importers
+    assert importers == {"numpy_backend.py"}, importers
 
 
 class _Probe(NumPyBackend):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from g2pl.runtime.kernels import expand_ranges
+from g2pl.runtime.array_kernels import expand_ranges
 
 
 @dataclass
@@ -144,7 +144,7 @@ def _row_take(indptr: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.nda
     their order)."""
     lens = np.diff(indptr)[order]
     new_ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    return new_ptr, expand_ranges(indptr[:-1][order], lens)
+    return new_ptr, expand_ranges(np, indptr[:-1][order], lens)
 
 
 def _reorder_rows(indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, order: np.ndarray):
