@@ -108,7 +108,8 @@ class Runtime:
         starts as the first one does, so repeated runs time what a fresh `g2pl run` does."""
         lg = self.lg
         lg.cache.forget_values()
-        self.host_lg.cache.forget_values()
+        if self.host_lg is not lg:  # a device copy: the host part's cache too
+            self.host_lg.cache.forget_values()
         if lg.size > 1:
             need_in, need_out = self._directions
             for out in {False: [False], True: [d for d, need in ((False, need_in), (True, need_out)) if need]}[
