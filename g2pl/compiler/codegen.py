@@ -20,7 +20,7 @@ import jinja2
 
 from g2pl.compiler import ir
 from g2pl.compiler.exchange import Broadcast, Spec
-from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan, exchange_fields
+from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan
 
 _BINARY = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
 _LOGIC = {"&&": "logical_and", "||": "logical_or"}
@@ -279,7 +279,7 @@ class CodeGen:
         return [f"def {name}(E{params}):  # per adjacency entry E"] + ["    " + b for b in body] + [
             f"    return {val}, {mask}", name]
 
-    def _instr_GlobalReduce(self, x: Exch) -> list[str]:
+    def _aggregate(self, x: Exch) -> list[str]:
         i = x.instr
         return [f"rt.aggregate(X{x.spec.id}, {self.ex(i.value, i.dom)}, {self.ex(i.mask, i.dom)})"]
 
@@ -341,7 +341,7 @@ class CodeGen:
         if kind == "endpoint":
             return self._endpoints(x)
         if kind == "aggregate":
-            return self._instr_GlobalReduce(x)
+            return self._aggregate(x)
         return self._remote(x)
 
     def broadcast_name(self, b: Broadcast) -> str:
@@ -428,4 +428,4 @@ def generate(plan: Plan) -> str:
     return CodeGen(plan).module()
 
 
-__all__ = ["generate", "pyname", "exchange_fields"]
+__all__ = ["generate", "pyname", "render_spec"]
