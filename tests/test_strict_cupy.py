@@ -153,7 +153,7 @@ def test_sparse_csr(cp: ModuleType, sparse: ModuleType) -> None:
 def test_syncs_are_counted(cp: ModuleType) -> None:
     d = cp.asarray(H)
     reads = [lambda: cp.flatnonzero(d), lambda: cp.nonzero(d), lambda: cp.where(d > 1), lambda: d[d > 1],
-             lambda: cp.count_nonzero(d), lambda: int(d[0]), lambda: bool(d[0]), lambda: float(d[0]),
+             lambda: int(cp.count_nonzero(d)), lambda: int(d[0]), lambda: bool(d[0]), lambda: float(d[0]),
              lambda: d.item(0), lambda: d.tolist(), lambda: d.get(), lambda: cp.asnumpy(d),
              lambda: cp.bincount(d)]
     for read in reads:
@@ -161,7 +161,7 @@ def test_syncs_are_counted(cp: ModuleType) -> None:
         read()
         assert cp._standin_syncs() == before + 1, read
     before = cp._standin_syncs()
-    cp.where(d > 1, d, 0), d + 1, d[2:], d.sum(), cp.cumsum(d), cp.argsort(d)  # noqa: B018
+    cp.where(d > 1, d, 0), d + 1, d[2:], d.sum(), cp.cumsum(d), cp.argsort(d), cp.count_nonzero(d)  # noqa: B018
     assert cp._standin_syncs() == before
     same(d[d > 1], H[H > 1])
     same(cp.flatnonzero(d), np.flatnonzero(H))

@@ -393,8 +393,8 @@ def _creation_fn(name: str) -> Callable[..., Any]:
 
 _FUNCS = ("cumsum cumprod diff searchsorted argsort sort lexsort packbits broadcast_to nan_to_num clip any all "
           "concatenate stack hstack vstack sum prod amin amax min max mean argmin argmax ndim copy ravel reshape isin array_equal allclose "
-          "flip dot")
-_SYNC_FUNCS = ("flatnonzero", "nonzero", "argwhere", "count_nonzero", "bincount", "unique")
+          "flip dot count_nonzero")
+_SYNC_FUNCS = ("flatnonzero", "nonzero", "argwhere", "bincount", "unique")  # count_nonzero: a 0-d device array
 for _n in _FUNCS.split():
     globals()[_n] = _device_fn(_n)
 for _n in _SYNC_FUNCS:  # data-dependent output sizes (or a count) are read back to the host
