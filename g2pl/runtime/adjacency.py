@@ -69,7 +69,7 @@ class Adjacency:
         xp = self.bk.xp
         base, bk = self, -1
         for k, (cm, view) in enumerate(self._views):
-            if view.entries < base.entries and len(cm) == len(msk) and not xp.any(msk > cm):
+            if view.entries < base.entries and len(cm) == len(msk) and not self.bk.item(xp.any(msk > cm)):
                 base, bk = view, k
         if base is not self:
             self._views.append(self._views.pop(bk))  # most recently used last
@@ -79,10 +79,10 @@ class Adjacency:
                 return base, True
         elif work > frac * self.entries:
             return None
-        keep = xp.flatnonzero(msk[base.nbr])
+        keep = self.bk.nonzero(msk[base.nbr])
         owner = base.owner[keep]  # rows of the kept entries (ascending): the view's row structure
         indptr = xp.zeros(self.seg.n + 1, dtype=xp.int64)
-        xp.cumsum(xp.bincount(owner, minlength=self.seg.n), out=indptr[1:])
+        xp.cumsum(self.bk.bincount(owner, minlength=self.seg.n), out=indptr[1:])
         view = Adjacency(self.bk, indptr, base.nbr[keep], None, self._ext_ids)  # no edge ids (unused)
         view.seg._owner = owner
         self._views.append((msk.copy(), view))

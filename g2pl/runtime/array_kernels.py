@@ -1,7 +1,8 @@
-"""Kernels written once for any array module `xp` (NumPy, CuPy): segmented reductions with the
+"""Kernels written once for any array module (NumPy, CuPy): segmented reductions with the
 language's empty and tie rules, push-direction scatter-reductions, range expansion and per-rank bit
-packing.  Each backend binds them to its module (and its branch-free `select`); what one library
-lacks stays in that backend's own kernels (kernels.py, cupy_kernels.py)."""
+packing.  Each takes `ops`, a backend (or `HostOps`): its array module `ops.xp`, its `select`, and the
+reads that synchronize a device (`item`, `nonzero`, `bincount`, `repeat`), which a GPU backend counts.
+What one library lacks stays in that backend's own kernels (kernels.py, cupy_kernels.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,36 @@ import numpy as np
 from g2pl.runtime.values import DTYPES, INT64_MAX, empty_value, identity
 
 
-def seg_reduce(xp, select, seg, op: str, value, mask, elem: str, ids_of_entry=None):
+class HostOps:
+    """The device-synchronizing reads for host arrays: plain NumPy (nothing to count)."""
+
+    xp = np
+    select = staticmethod(np.where)
+
+    @staticmethod
+    def item(x):
+        """A Python scalar of a 0-d array or NumPy scalar."""
+        return x.item() if hasattr(x, "item") else x
+
+    nonzero = staticmethod(np.flatnonzero)
+
+    @staticmethod
+    def bincount(x, minlength: int = 0):
+        return np.bincount(x, minlength=minlength)
+
+    @staticmethod
+    def repeat(a, counts):
+        return np.repeat(a, counts)
+
+    @staticmethod
+    def put_where(arr, mask, value) -> None:
+        """arr[mask] = value, in place, without reading the mask back (a boolean-mask store would)."""
+        np.putmask(arr, mask, value)
+
+
+def seg_reduce(ops, seg, op: str, value, mask, elem: str, ids_of_entry=None):
     """Aggregate per-entry `value` into rows with the spec's empty and tie rules."""
+    xp, select = ops.xp, ops.select
     if op == "count":
         return (seg.counts if mask is None else seg.count(mask)).astype(xp.int64)
     if op in ("and", "or"):
@@ -33,7 +62,7 @@ def seg_reduce(xp, select, seg, op: str, value, mask, elem: str, ids_of_entry=No
         ev = empty_value(op, elem)
         if ev != ident:
             counts = seg.counts if mask is None else seg.count(mask)
-            r[counts == 0] = ev
+            ops.put_where(r, counts == 0, ev)
         return r
     counts = seg.counts if mask is None else seg.count(mask)
     empty = counts == 0
@@ -63,36 +92,38 @@ def seg_reduce(xp, select, seg, op: str, value, mask, elem: str, ids_of_entry=No
     raise ValueError(f"unknown aggregation {op}")
 
 
-def expand_ranges(xp, starts, lens):
+def expand_ranges(ops, starts, lens):
     """Concatenation of arange(s, s + l) for each (s, l), without a Python loop."""
-    total = int(lens.sum())
+    xp = ops.xp
+    total = int(ops.item(lens.sum()))
     if total == 0:
         return xp.zeros(0, dtype=xp.int64)
     offs = xp.cumsum(lens) - lens
-    out = xp.repeat(xp.asarray(starts - offs, dtype=xp.int64), lens)
+    out = ops.repeat(xp.asarray(starts - offs, dtype=xp.int64), lens)
     out += xp.arange(total, dtype=xp.int64)  # in place: one entry-length array, not three
     return out
 
 
-def scatter_reduce(xp, op: str, recv, vals, mask, n: int, elem: str, ids=None):
+def scatter_reduce(ops, op: str, recv, vals, mask, n: int, elem: str, ids=None):
     """Aggregate entries (receiver `recv`, value `vals`) in any order into n receivers: the push direction.
 
     Only exact operations are pushed (see the direction pass), so the result equals the pull result.
     """
+    xp = ops.xp
     if mask is not None:
-        sel = xp.flatnonzero(mask)
+        sel = ops.nonzero(mask)
         recv, vals = recv[sel], vals[sel]
         ids = ids[sel] if ids is not None else None
-    counts = xp.bincount(recv, minlength=n)
+    counts = ops.bincount(recv, minlength=n)
     if op == "count":
         return counts.astype(xp.int64)
     if op == "or":
         out = xp.zeros(n, dtype=bool)
-        out[recv[vals.astype(bool)]] = True
+        out[recv[ops.nonzero(vals.astype(bool))]] = True
         return out
     if op == "and":
         bad = xp.zeros(n, dtype=bool)
-        bad[recv[~vals.astype(bool)]] = True
+        bad[recv[ops.nonzero(~vals.astype(bool))]] = True
         return ~bad
     if op == "sum":
         out = xp.zeros(n, dtype=xp.int64)
@@ -109,21 +140,23 @@ def scatter_reduce(xp, op: str, recv, vals, mask, n: int, elem: str, ids=None):
             return xp.where(empty, empty_value(op, elem), best).astype(DTYPES[elem], copy=False)
         cand = v == best[recv]
         win = xp.full(n, INT64_MAX, dtype=xp.int64)
-        xp.minimum.at(win, recv[cand], ids[cand])
+        won = ops.nonzero(cand)
+        xp.minimum.at(win, recv[won], ids[won])
         return xp.where(empty | (win == INT64_MAX), -1, win).astype(xp.int64)
     raise ValueError(f"{op} is not pushed")
 
 
-def segment_counts(xp, sel, seg_counts):
+def segment_counts(ops, sel, seg_counts):
     """How many selected entries fall in each consecutive segment (one per rank: a count per segment
     costs a few microseconds where a prefix sum over all of `sel` cost 80 at 120K mirrors)."""
     ends = np.cumsum(seg_counts).tolist()
     starts = [0] + ends[:-1]
-    return np.array([int(xp.count_nonzero(sel[a:b])) for a, b in zip(starts, ends)], dtype=np.int64)
+    return np.array([int(ops.item(ops.xp.count_nonzero(sel[a:b]))) for a, b in zip(starts, ends)], dtype=np.int64)
 
 
-def packbits_segments(xp, vals, seg_counts):
+def packbits_segments(ops, vals, seg_counts):
     """Bit-pack bools separately per destination segment; returns (bytes, byte counts per segment)."""
+    xp = ops.xp
     chunks, counts, a = [], [], 0
     for c in seg_counts.tolist():
         p = xp.packbits(vals[a:a + c].astype(bool))
@@ -133,8 +166,9 @@ def packbits_segments(xp, vals, seg_counts):
     return (xp.concatenate(chunks) if chunks else xp.zeros(0, xp.uint8)), np.array(counts, dtype=np.int64)
 
 
-def unpackbits_segments(xp, data, byte_counts, bit_counts):
+def unpackbits_segments(ops, data, byte_counts, bit_counts):
     """The bools of `packbits_segments` back, `bit_counts` per segment (no `count=`: CuPy has none)."""
+    xp = ops.xp
     out, a = [], 0
     for nb, nbits in zip(byte_counts.tolist(), bit_counts.tolist()):
         out.append(xp.unpackbits(data[a:a + nb].view(xp.uint8))[:nbits].astype(bool))

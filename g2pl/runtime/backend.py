@@ -66,13 +66,35 @@ class Backend(Ops, Protocol):
     def synchronize(self) -> None: ...
     def memory_info(self) -> dict: ...
 
+    # reads that synchronize a device (a GPU backend counts them: `syncs` in --stats)
+    def item(self, x) -> Any: ...  # a Python scalar of a 0-d array
+    def nonzero(self, mask) -> Any: ...  # flatnonzero
+    def bincount(self, x, minlength: int = 0) -> Any: ...
+    def repeat(self, a, counts) -> Any: ...
+    def put_where(self, arr, mask, value) -> None: ...  # arr[mask] = value, no read
+    def reset(self) -> None: ...  # a run starts: zero the transfer and sync counters
+
+
+_LOADED: dict[tuple, Backend] = {}
+
 
 def load(name: str) -> Backend:
-    """The backend called `name` for this process (cupy: the device of this rank)."""
+    """The backend called `name` for this process (cupy: the device of this rank), one instance per
+    process: the device copies of graph parts and their structures keep the backend they were made
+    with, so its counters (`reset` at the start of every run) see every run's work."""
+    key: tuple = (name,)
     if name == "cupy":
-        from g2pl.runtime.cupy_backend import CuPyBackend
+        from g2pl.runtime.cupy_backend import CuPyBackend, import_cupy
 
-        return CuPyBackend()
-    from g2pl.runtime.numpy_backend import NumPyBackend
+        key = (name, id(import_cupy()[0]))  # the CuPy module imported now (tests swap in a stand-in)
+    bk = _LOADED.get(key)
+    if bk is None:
+        if name == "cupy":
+            bk = CuPyBackend()
+        else:
+            from g2pl.runtime.numpy_backend import NumPyBackend
 
-    return NumPyBackend()
+            bk = NumPyBackend()
+        _LOADED[key] = bk
+    bk.reset()
+    return bk

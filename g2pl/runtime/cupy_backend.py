@@ -119,16 +119,38 @@ class CuPyBackend:
         self.syncs += 1
         return a.item()
 
+    # ---- the reads that synchronize the device: counted (`syncs` in --stats)
+
+    def item(self, x):
+        """A Python scalar of a 0-d device array (a read), or of a host scalar (none)."""
+        return self._item(x) if isinstance(x, self.xp.ndarray) else (x.item() if hasattr(x, "item") else x)
+
+    def nonzero(self, mask):
+        self.syncs += 1  # the output size is read back
+        return self.xp.flatnonzero(mask)
+
+    def bincount(self, x, minlength: int = 0):
+        self.syncs += 1  # the largest value is read back
+        return self.xp.bincount(x, minlength=minlength)
+
+    def put_where(self, arr, mask, value) -> None:
+        arr[...] = self.xp.where(mask, value, arr)
+
+    def repeat(self, a, counts):
+        if isinstance(counts, self.xp.ndarray):
+            self.syncs += 1  # the output size is read back
+        return self.xp.repeat(a, counts)
+
     # ---- structure
 
     def segments(self, indptr):
-        return CK.Segments(self.xp, indptr)
+        return CK.Segments(self, indptr)
 
     def expand_ranges(self, starts, lens):
-        return AK.expand_ranges(self.xp, starts, lens)
+        return AK.expand_ranges(self, starts, lens)
 
     def csr_matrix(self, indptr, cols, n_cols: int, kind: str):
-        return CK.DeviceCSR(self.xp, self.sparse, indptr, cols, n_cols)
+        return CK.DeviceCSR(self, self.sparse, indptr, cols, n_cols)
 
     def transpose(self, indptr, cols, data, n_cols: int):
         xp = self.xp  # edge ids travel as float64 data: exact below 2**53 edges
@@ -138,7 +160,8 @@ class CuPyBackend:
 
     def graph_part(self, lg: LocalGraph) -> DevicePart:
         """The device copy of a graph part, made once and kept in the part's cache."""
-        part = lg.cache.devices.get(self.device)
+        key = (id(self.xp), self.device)
+        part = lg.cache.devices.get(key)
         if part is None:
             fields = {}
             for f in dataclasses.fields(LocalGraph):
@@ -148,7 +171,7 @@ class CuPyBackend:
                 elif isinstance(v, np.ndarray) and f.name not in HOST_FIELDS:
                     v = self.from_host(v)
                 fields[f.name] = v
-            part = lg.cache.devices[self.device] = DevicePart(**fields)
+            part = lg.cache.devices[key] = DevicePart(**fields)
         return part
 
     def take_into(self, table, idx, out):
@@ -157,10 +180,10 @@ class CuPyBackend:
     # ---- neighbourhood reductions
 
     def seg_reduce(self, seg, op: str, value, mask, elem: str, ids=None):
-        return AK.seg_reduce(self.xp, self.xp.where, seg, op, value, mask, elem, ids)
+        return AK.seg_reduce(self, seg, op, value, mask, elem, ids)
 
     def scatter_reduce(self, op: str, recv, vals, mask, n: int, elem: str, ids=None):
-        return AK.scatter_reduce(self.xp, op, recv, vals, mask, n, elem, ids)
+        return AK.scatter_reduce(self, op, recv, vals, mask, n, elem, ids)
 
     def any_pull(self, seg, nbr, x, budget=None, rows=None):
         """Per row: does any neighbour have x?  One pass over every entry (no early exit: CuPy has no
@@ -178,7 +201,7 @@ class CuPyBackend:
         lens = indptr[rows + 1] - starts
         sent = mask[nbr[self.expand_ranges(starts, lens)]]
         out = xp.zeros(len(rows), dtype=xp.int32)
-        xp.maximum.at(out, xp.repeat(xp.arange(len(rows), dtype=xp.int64), lens), sent.astype(xp.int32))
+        xp.maximum.at(out, self.repeat(xp.arange(len(rows), dtype=xp.int64), lens), sent.astype(xp.int32))
         return out.astype(bool)
 
     def mean(self, total, count):
@@ -191,13 +214,13 @@ class CuPyBackend:
     # ---- exchanges: bits packed on the device, records assembled on the host (MPI sees host memory)
 
     def segment_counts(self, sel, seg_counts):
-        return AK.segment_counts(self.xp, sel, seg_counts)
+        return AK.segment_counts(self, sel, seg_counts)
 
     def packbits_segments(self, vals, seg_counts):
-        return AK.packbits_segments(self.xp, vals, seg_counts)
+        return AK.packbits_segments(self, vals, seg_counts)
 
     def unpackbits_segments(self, data, byte_counts, bit_counts):
-        return AK.unpackbits_segments(self.xp, data, byte_counts, bit_counts)
+        return AK.unpackbits_segments(self, data, byte_counts, bit_counts)
 
     def pack_records(self, arrays, layout, rb: int, idx):
         return NumPyBackend.pack_records([self.to_host(a) for a in arrays], layout, rb, self.to_host(idx))
@@ -218,7 +241,7 @@ class CuPyBackend:
         """This rank's slots, reduced on the device; one scalar read each."""
         xp = self.xp
         if mask is not None:
-            sel = xp.flatnonzero(mask)
+            sel = self.nonzero(mask)
             value = value[sel]
             ids = ids[sel] if ids is not None else None
         cnt = len(value)
@@ -240,7 +263,7 @@ class CuPyBackend:
             best, i = self._item(v[0]), self._item(ids[0])
         else:
             b = v.min() if op == "argmin" else v.max()
-            best, i = self._item(b), self._item(ids[v == b].min())
+            best, i = self._item(b), self._item(ids[self.nonzero(v == b)].min())
         return np.array([P._bits(best) if vk == "f" else int(best), int(i)], dtype=np.int64)
 
     finish = staticmethod(P.finish)
@@ -282,6 +305,9 @@ class CuPyBackend:
             self.h2d_bytes += a.nbytes
             return self.xp.asarray(a)
         return a
+
+    def reset(self) -> None:
+        self.h2d_bytes = self.d2h_bytes = self.syncs = 0
 
     def synchronize(self) -> None:
         self.xp.cuda.Stream.null.synchronize()

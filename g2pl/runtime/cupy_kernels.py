@@ -1,6 +1,6 @@
 """The CuPy backend's kernels: segmented reductions through `ufunc.at` on each entry's row (CuPy 14
 has no `minimum.reduceat`), scatter-reductions with atomics, the adjacency as an SpMV operand.
-Each function takes the array module `xp` (cupy, or the strict stand-in in tests)."""
+Each takes the backend `ops` (its array module `ops.xp`: cupy, or the strict stand-in in tests)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from __future__ import annotations
 class Segments:
     """CSR row structure on the device; reductions through `ufunc.at` on each entry's row."""
 
-    def __init__(self, xp, indptr) -> None:
-        self.xp = xp
+    def __init__(self, ops, indptr) -> None:
+        self.ops = ops
+        self.xp = xp = ops.xp
         self.indptr = indptr
         self.n = len(indptr) - 1
         self.counts = xp.diff(indptr)
@@ -18,7 +19,7 @@ class Segments:
     @property
     def owner(self):
         if self._owner is None:
-            self._owner = self.xp.repeat(self.xp.arange(self.n, dtype=self.xp.int64), self.counts)
+            self._owner = self.ops.repeat(self.xp.arange(self.n, dtype=self.xp.int64), self.counts)
         return self._owner
 
     def reduce(self, ufunc, vals, fill):
@@ -49,9 +50,9 @@ class DeviceCSR:
     """Adjacency as a matrix of ones for `@`: float vectors through cuSPARSE (float64), integer
     vectors gathered and added with int64 atomics (exact, wrapping)."""
 
-    def __init__(self, xp, sparse, indptr, cols, n_cols: int) -> None:
-        self.xp, self.cols = xp, cols
-        self.seg = Segments(xp, indptr)
+    def __init__(self, ops, sparse, indptr, cols, n_cols: int) -> None:
+        self.xp, self.cols = xp, cols = ops.xp, cols
+        self.seg = Segments(ops, indptr)
         self._m = sparse.csr_matrix((xp.ones(len(cols), dtype=xp.float64), cols, indptr),
                                     shape=(len(indptr) - 1, n_cols))
 

@@ -37,13 +37,13 @@ class Members:
         counted and listed once per array (every caller asks the same of one array)."""
         count, idx = self.known(mask)
         if count is None:
-            count = int(self.xp.count_nonzero(mask))
+            count = int(self.bk.item(self.xp.count_nonzero(mask)))
         if count * 8 > len(mask):
             if idx is None:
                 self.remember(mask, None, count)
             return None
         if idx is None:
-            idx = self.xp.flatnonzero(mask)
+            idx = self.bk.nonzero(mask)
             self.remember(mask, idx)
         return idx
 
@@ -85,11 +85,11 @@ class Edges:
         """2 records per local edge owned here where `edges` holds (all edges when None)."""
         xp, lg = self.xp, self.lg
         if edges is None:
-            k = self.m if lg.size == 1 else int(xp.count_nonzero(lg.edge_owned))
+            k = self.m if lg.size == 1 else int(self.bk.item(xp.count_nonzero(lg.edge_owned)))
         elif lg.size == 1:  # every local edge is owned
-            k = int(xp.count_nonzero(self.entries(edges, self.m)))
+            k = int(self.bk.item(xp.count_nonzero(self.entries(edges, self.m))))
         else:
-            k = int(xp.count_nonzero(self.entries(edges, self.m) & lg.edge_owned))
+            k = int(self.bk.item(xp.count_nonzero(self.entries(edges, self.m) & lg.edge_owned)))
         self.tally.messages += 2 * k
 
     def at_endpoint(self, ext, side: str, need=None):
@@ -111,19 +111,19 @@ class Edges:
         array at edge endpoints every round while only a few vertices change.  Two (snapshot, answer)
         buffers are kept per side; one the program no longer holds is brought up to date by
         re-gathering only the edges at the vertices whose value changed (bitwise) since its snapshot."""
-        lg, xp = self.lg, self.xp
+        lg = self.lg
         slots = lg.cache.endpoint_bufs.setdefault((side, ext.dtype.str), [])
         for k in range(len(slots)):
             if sys.getrefcount(slots[k][1]) != _FREE_REFS:
                 continue
             snap, out = slots[k]
-            changed = xp.flatnonzero(_bits_view(ext) != _bits_view(snap))
+            changed = self.bk.nonzero(_bits_view(ext) != _bits_view(snap))
             # edges at a changed vertex: its out-CSR (src) / in-CSR (dst) row lists them (undirected:
             # every incident edge, a superset)
             indptr, eid = (lg.out_indptr, lg.out_eid) if side == "src" else (lg.in_indptr, lg.in_eid)
             starts = indptr[changed]
             lens = indptr[changed + 1] - starts
-            if int(lens.sum()) * 16 < self.m:  # scattered re-gathers cost several times a sequential one
+            if int(self.bk.item(lens.sum())) * 16 < self.m:  # scattered re-gathers cost several times a sequential one
                 e = eid[self.bk.expand_ranges(starts, lens)]
                 out[e] = ext[ends[e]]
             else:
@@ -172,24 +172,24 @@ class Edges:
         prev = self._within.get(key)
         # re-checking a listed edge costs several gathers: worth it while they are a few of all edges
         if (prev is not None and len(prev[1]) * 4 < self.m
-                and all(not xp.any(a > s) for a, s in zip(arrs, prev[0]))):
+                and all(not self.bk.item(xp.any(a > s)) for a, s in zip(arrs, prev[0]))):
             cand = prev[1]
             keep = xp.ones(len(cand), dtype=bool)
             for a, e in zip(arrs, ends):
                 keep &= a[e[cand]]
-            members = cand[keep]
+            members = cand[self.bk.nonzero(keep)]
             out = xp.zeros(self.m, dtype=bool)
             out[members] = True
             self.stats.edge_sets["shrunk"] += 1
         else:
             self.stats.edge_sets["full"] += 1
-            if all(a.all() for a in arrs):  # every vertex is in every set (as sets usually start)
+            if all(self.bk.item(a.all()) for a in arrs):  # every vertex is in every set (as sets usually start)
                 out, members = xp.ones(self.m, dtype=bool), None
             else:
                 out = arrs[0][ends[0]]
                 for a, e in zip(arrs[1:], ends[1:]):
                     out &= a[e]
-                members = xp.flatnonzero(out) if xp.count_nonzero(out) * 4 < self.m else None
+                members = self.bk.nonzero(out) if self.bk.item(xp.count_nonzero(out)) * 4 < self.m else None
         if members is None:  # too many to list: the next run checks every edge
             self._within.pop(key, None)
         else:
@@ -203,10 +203,10 @@ class Edges:
         out = xp.zeros(self.n, dtype=bool)
         sel = self.members.known(mask)[1]
         if sel is None:
-            sel = xp.flatnonzero(self.entries(mask, self.m))
+            sel = self.bk.nonzero(self.entries(mask, self.m))
         for side in sides:
             ends = (self.lg.src if side == "src" else self.lg.dst)[sel]
-            out[ends[ends < self.n]] = True  # ghost endpoints are marked by the rank that owns them
+            out[ends[self.bk.nonzero(ends < self.n)]] = True  # ghost endpoints are marked by the rank that owns them
         return out
 
 

@@ -69,7 +69,7 @@ class Runtime:
         self.lg = lg = bk.graph_part(lg)  # the part the verbs work on (a device copy on a GPU)
         self.n, self.m = lg.n, lg.m
         self.ids, self.ext_ids = lg.ids, lg.ext_ids
-        self.weight = _weight_view(lg, bk.xp)
+        self.weight = _weight_view(lg, bk)
         self.seed = int(seed)
         self.max_supersteps = max_supersteps
         need_in, need_out = getattr(module, "DIRECTIONS", (True, False))
@@ -153,7 +153,7 @@ class Runtime:
 
     def _scalar(self, x, elem: str):
         if isinstance(x, self.xp.ndarray):
-            x = x.item()
+            x = self.bk.item(x)
         if elem == "bool":
             return bool(x)
         if elem == "float":
@@ -179,7 +179,7 @@ class Runtime:
         out = self.xp.zeros(len(mask), dtype=bool)
         out[idx] = vals
         if self.xp.ndim(vals):
-            self.members.remember(out, idx[self.xp.asarray(vals, dtype=bool)])
+            self.members.remember(out, idx[self.bk.nonzero(vals)])
         return out
 
     # ------------------------------------------------------------ exchanges
@@ -225,7 +225,7 @@ class Runtime:
         count = self._rand_counts[site]
         self._rand_counts[site] = count + 1
         if dom == "S":
-            return float(bk.uniform(self.seed, site, count, self.xp.zeros(1, dtype=self.xp.int64))[0])
+            return float(bk.item(bk.uniform(self.seed, site, count, self.xp.zeros(1, dtype=self.xp.int64))[0]))
         if dom == "V":
             return bk.uniform(self.seed, site, count, self.ids)
         if dom == "E":
@@ -379,16 +379,17 @@ class Runtime:
         return self.comm.gather_array(arr)
 
 
-def _weight_view(lg: LocalGraph, xp):
+def _weight_view(lg: LocalGraph, bk):
     """The edge weights; when they are all the same (an unweighted graph: all 1.0), a read-only
     stride-0 view of the one value, so gathering weights along adjacency entries reads one cache line
     instead of a scattered array.  Worked out once per graph part."""
     w = lg.cache.weight_view
-    if w is None:
+    if w is None:  # (once per graph part: one read of the device)
         w = lg.weight
+        xp = bk.xp
         if len(w) and w.dtype == xp.float64 and w.flags.c_contiguous:
             bits = w.view(xp.int64)
-            if bool(xp.all(bits == bits[0])):  # bitwise: -0.0 and NaN payloads stay as they are
+            if bk.item(xp.all(bits == bits[0])):  # bitwise: -0.0 and NaN payloads stay as they are
                 w = xp.broadcast_to(w[:1], w.shape)
         lg.cache.weight_view = w
     return w

@@ -77,6 +77,15 @@ def select(cond, a, b):
     return out.view(dt)
 
 
+class _Ops(AK.HostOps):
+    """The shared kernels' operations on host arrays, with the branch-free select."""
+
+    select = staticmethod(select)
+
+
+_OPS = _Ops()
+
+
 class Segments:
     """CSR row structure: `indptr` over `n` rows; precomputes what `reduceat` needs."""
 
@@ -140,12 +149,12 @@ class Segments:
 def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | None, elem: str,
                ids_of_entry: np.ndarray | None = None) -> np.ndarray:
     """Aggregate per-entry `value` into rows with the spec's empty and tie rules (array_kernels)."""
-    return AK.seg_reduce(np, select, seg, op, value, mask, elem, ids_of_entry)
+    return AK.seg_reduce(_OPS, seg, op, value, mask, elem, ids_of_entry)
 
 
 def expand_ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """Concatenation of arange(s, s + l) for each (s, l), without a Python loop."""
-    return AK.expand_ranges(np, starts, lens)
+    return AK.expand_ranges(_OPS, starts, lens)
 
 
 def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None = None,
@@ -191,4 +200,4 @@ def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None =
 def scatter_reduce(op: str, recv: np.ndarray, vals: np.ndarray, mask: np.ndarray | None, n: int, elem: str,
                    ids: np.ndarray | None = None) -> np.ndarray:
     """Aggregate entries into n receivers in any order: the push direction (array_kernels)."""
-    return AK.scatter_reduce(np, op, recv, vals, mask, n, elem, ids)
+    return AK.scatter_reduce(_OPS, op, recv, vals, mask, n, elem, ids)

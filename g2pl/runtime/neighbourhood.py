@@ -93,7 +93,7 @@ class Neighbourhood:
             return
         senders, _lens, work = self._send_work(adj, present)
         self.tally.messages += work
-        self.tally.sent_by(int(self.xp.searchsorted(senders, self.n)))  # ascending: owned ones first
+        self.tally.sent_by(int(self.bk.item(self.xp.searchsorted(senders, self.n))))  # ascending: owned ones first
 
     def _send_work(self, adj: Adjacency, present) -> tuple:
         """(senders, their entry counts, total entries) of the ext senders where `present` holds.
@@ -104,9 +104,9 @@ class Neighbourhood:
         memo = self._work_memo
         if memo is not None and memo[0] is adj and memo[1] is present:
             return memo[2]
-        senders = self.xp.flatnonzero(self.entries(present, self.lg.n_ext))
+        senders = self.bk.nonzero(self.entries(present, self.lg.n_ext))
         lens = adj.sender_counts()[senders]
-        got = (senders, lens, int(lens.sum()))
+        got = (senders, lens, int(self.bk.item(lens.sum())))
         self._work_memo = (adj, present, got)
         return got
 
@@ -126,7 +126,7 @@ class Neighbourhood:
         if not pushing:
             return None
         pos = self.bk.expand_ranges(indptr[senders], lens)
-        return recv[pos], self.xp.repeat(senders, lens), eid[pos]
+        return recv[pos], self.bk.repeat(senders, lens), eid[pos]
 
     # ------------------------------------------------------------ reductions
 
@@ -164,7 +164,7 @@ class Neighbourhood:
                 x = hit if msk is None else hit & msk
             rows = None  # every receiver
             if recv is not None and bk.is_array(recv):
-                rows = xp.flatnonzero(recv)
+                rows = bk.nonzero(recv)
             elif recv is not None and not recv:  # a scalar false: no receiver uses the result
                 rows = xp.zeros(0, dtype=xp.int64)
             found = self._any_in(adj, x, rows)
@@ -232,7 +232,8 @@ class Neighbourhood:
         ident = bk.identity(op, dt)
         ufunc = xp.minimum if op == "min" else xp.maximum
         i32 = xp.iinfo(xp.int32)
-        if dt.kind == "i" and len(vv) and adj.entries > len(vv) and i32.min < vv.min() and vv.max() < i32.max:
+        if dt.kind == "i" and len(vv) and adj.entries > len(vv) and i32.min < bk.item(vv.min()) \
+                and bk.item(vv.max()) < i32.max:
             # values strictly inside int32: gather and reduce half the bytes; the int32 identity
             # cannot be a value, so it maps back to the int64 one exactly
             ident32 = i32.max if op == "min" else i32.min
@@ -241,20 +242,20 @@ class Neighbourhood:
                 v32 = bk.select(msk, v32, xp.int32(ident32))
             r32 = adj.seg.gather_reduce(ufunc, v32, adj.nbr, ident32)
             r = r32.astype(xp.int64)
-            r[r32 == ident32] = ident
+            bk.put_where(r, r32 == ident32, ident)
         else:
             if msk is not None:
                 vv = bk.select(msk, vv, dt.type(ident))
             r = adj.seg.gather_reduce(ufunc, vv, adj.nbr, ident)
         empty_val = bk.empty_value(op, elem)
         if empty_val != ident:  # vid: an empty row is -1, not the identity
-            rows = xp.flatnonzero(r == ident)
+            rows = bk.nonzero(r == ident)
             if len(rows):
                 if msk is None:
                     empty = adj.seg.counts[rows] == 0
                 else:
                     empty = ~bk.rows_with_any(adj.seg.indptr, rows, adj.nbr, msk)
-                r[rows[empty]] = empty_val
+                r[rows[bk.nonzero(empty)]] = empty_val
         return r
 
     def _packed_arg(self, op: str, v, msk, adj: Adjacency):
@@ -264,7 +265,7 @@ class Neighbourhood:
         ne = lg.n_ext
         if ne >= 2**31 or len(v) == 0:
             return None
-        lo, hi = int(v.min()), int(v.max())
+        lo, hi = int(bk.item(v.min())), int(bk.item(v.max()))
         if hi - lo >= 2**31:
             return None
         cache = lg.cache
@@ -281,7 +282,7 @@ class Neighbourhood:
             if msk is not None:
                 key32 = bk.select(msk, key32, xp.int32(none32))
             best32 = adj.seg.gather_reduce(xp.minimum, key32, adj.nbr, none32)
-            found = xp.flatnonzero(best32 != none32)
+            found = bk.nonzero(best32 != none32)
             out[found] = cache.rank_id[best32[found].astype(xp.int64) % ne]
             return out
         int64_max = xp.iinfo(xp.int64).max
@@ -289,6 +290,6 @@ class Neighbourhood:
         if msk is not None:
             key = bk.select(msk, key, xp.int64(int64_max))
         best = adj.seg.gather_reduce(xp.minimum, key, adj.nbr, int64_max)
-        found = best != int64_max
+        found = bk.nonzero(best != int64_max)
         out[found] = cache.rank_id[best[found] & 0xFFFFFFFF]
         return out

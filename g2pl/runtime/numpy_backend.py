@@ -17,7 +17,7 @@ from g2pl.runtime import kernels as K
 from g2pl.runtime import partials as P
 
 
-class NumPyBackend:
+class NumPyBackend(AK.HostOps):
     """Host arrays; every primitive vectorized over whole arrays (no Python loop over elements)."""
 
     name = "numpy"
@@ -117,15 +117,15 @@ class NumPyBackend:
 
     @staticmethod
     def segment_counts(sel, seg_counts):
-        return AK.segment_counts(np, sel, seg_counts)
+        return AK.segment_counts(NumPyBackend, sel, seg_counts)
 
     @staticmethod
     def packbits_segments(vals, seg_counts):
-        return AK.packbits_segments(np, vals, seg_counts)
+        return AK.packbits_segments(NumPyBackend, vals, seg_counts)
 
     @staticmethod
     def unpackbits_segments(data, byte_counts, bit_counts):
-        return AK.unpackbits_segments(np, data, byte_counts, bit_counts)
+        return AK.unpackbits_segments(NumPyBackend, data, byte_counts, bit_counts)
 
     @staticmethod
     def pack_records(arrays, layout, rb: int, idx):
@@ -162,6 +162,10 @@ class NumPyBackend:
     @staticmethod
     def from_host(a):
         return a
+
+    @staticmethod
+    def reset() -> None:
+        return None
 
     @staticmethod
     def synchronize() -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from g2pl.runtime.array_kernels import expand_ranges
+from g2pl.runtime.array_kernels import HostOps, expand_ranges
 
 
 @dataclass
@@ -31,7 +31,7 @@ class GraphCache:
     rank_id: np.ndarray | None = None
     endpoint_bufs: dict = field(default_factory=dict)  # see edges.Edges.at_endpoint
     sparse_bufs: dict = field(default_factory=dict)  # see edges.Edges.sparse_buffer
-    devices: dict = field(default_factory=dict)  # device number -> this part's device copy (GPU backends)
+    devices: dict = field(default_factory=dict)  # (array module, device) -> the device copy (GPU backends)
 
     def forget_values(self) -> None:
         """Drop what depends on a run's values (views for its sender sets, snapshots, buffers): every
@@ -144,7 +144,7 @@ def _row_take(indptr: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.nda
     their order)."""
     lens = np.diff(indptr)[order]
     new_ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    return new_ptr, expand_ranges(np, indptr[:-1][order], lens)
+    return new_ptr, expand_ranges(HostOps, indptr[:-1][order], lens)
 
 
 def _reorder_rows(indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, order: np.ndarray):

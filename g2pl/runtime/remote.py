@@ -30,10 +30,10 @@ class Remote:
     def _route(self, ids) -> tuple:
         """Send requested IDs (not -1) to their owners: (order, send_counts, received IDs, recv_counts)."""
         xp = self.xp
-        valid = xp.flatnonzero(ids != -1)
+        valid = self.bk.nonzero(ids != -1)
         owners = self.lg.owner_of(ids[valid]) if len(valid) else xp.zeros(0, xp.int64)
         order = valid[xp.argsort(owners, kind="stable")]
-        send_counts = xp.bincount(owners, minlength=self.comm.size).astype(xp.int64)
+        send_counts = self.bk.bincount(owners, minlength=self.comm.size).astype(xp.int64)
         t0 = time.perf_counter()
         received, recv_counts = self.comm.alltoallv(ids[order].astype(xp.int64), send_counts)
         self.tally.comm_s += time.perf_counter() - t0
@@ -53,7 +53,7 @@ class Remote:
         pos = self.lg.id_to_local(rq.received)
         ok = pos >= 0
         vals = xp.where(ok, arr[xp.where(ok, pos, 0)] if len(arr) else default, default).astype(dt)
-        self.tally.messages += int(xp.count_nonzero(ok))
+        self.tally.messages += int(self.bk.item(xp.count_nonzero(ok)))
         t0 = time.perf_counter()
         back, _ = self.comm.alltoallv(vals, rq.recv_counts, rq.send_counts)
         self.tally.comm_s += time.perf_counter() - t0
@@ -68,13 +68,13 @@ class Remote:
         ids = (ids if self.bk.is_array(ids) else xp.full(size, ids)).astype(xp.int64)
         sel = None
         if mask is not None:
-            sel = xp.flatnonzero(mask if self.bk.is_array(mask) else xp.full(size, mask))
+            sel = self.bk.nonzero(mask if self.bk.is_array(mask) else xp.full(size, mask))
             ids = ids[sel]
         if spec.dom == "E" and lg.size > 1:  # each edge sends once, from the rank owning its u endpoint
-            ids = ids[lg.edge_owned if sel is None else lg.edge_owned[sel]]
+            ids = ids[self.bk.nonzero(lg.edge_owned if sel is None else lg.edge_owned[sel])]
         _order, _sc, received, _rc = self._route(ids)
-        self.tally.messages += int(xp.count_nonzero(ids != -1))
+        self.tally.messages += int(self.bk.item(xp.count_nonzero(ids != -1)))
         pos = lg.id_to_local(received)
         out = xp.zeros(lg.n, dtype=bool)
-        out[pos[pos >= 0]] = True
+        out[pos[self.bk.nonzero(pos >= 0)]] = True
         return out

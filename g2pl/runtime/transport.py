@@ -84,7 +84,7 @@ class Transport:
             return lg.send_idx, lg.send_counts, None
         sel = sendm[lg.send_idx]
         bits = self.bk.packbits_segments(sel, lg.send_counts)
-        return lg.send_idx[sel], self.bk.segment_counts(sel, lg.send_counts), bits
+        return lg.send_idx[self.bk.nonzero(sel)], self.bk.segment_counts(sel, lg.send_counts), bits
 
     def _records(self, spec: Spec, arrays, sendm) -> tuple[list, object]:
         """Fixed-size records (the program's record at -O1), optionally only from present mirrors."""
@@ -106,7 +106,7 @@ class Transport:
         lg, bk = self.lg, self.bk
         idx, counts, bits = self._senders(sendm)
         present = self._recv_presence(bits) if bits is not None else None
-        n_recv = int(lg.recv_counts.sum()) if present is None else int(self.xp.count_nonzero(present))
+        n_recv = int(lg.recv_counts.sum()) if present is None else int(self.bk.item(self.xp.count_nonzero(present)))
         value_counts = lg.recv_counts if present is None else self._present_counts
         out = []
         for a in arrays:
@@ -135,7 +135,7 @@ class Transport:
             ghosts = ghost_vals
         else:
             ghosts = xp.zeros(self.lg.n_ghosts, dtype=dt)
-            ghosts[xp.flatnonzero(present)] = ghost_vals
+            ghosts[self.bk.nonzero(present)] = ghost_vals
         return xp.concatenate([a.astype(dt, copy=False), ghosts.astype(dt, copy=False)])
 
     def broadcast(self, record: tuple) -> None:
