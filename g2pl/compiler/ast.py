@@ -91,6 +91,15 @@ class NvalsSource:
 
 
 @dataclass(frozen=True)
+class InNvals(Expr):
+    """`w in nvals v`: as a qualifier of its own, the generator `w <- nvals v` (a second neighbour
+    generator binding the same name ranges over common neighbours); anywhere else an error."""
+
+    name: Expr
+    source: NvalsSource
+
+
+@dataclass(frozen=True)
 class Generator:
     names: tuple[str, ...]  # 1, 2 or 3 bound names
     source: Expr | NvalsSource
@@ -278,6 +287,8 @@ def show(e: Expr | NvalsSource | Qualifier) -> str:
         return f"{show(e.base)}[{show(e.index)}]"
     if isinstance(e, NvalsSource):
         return f"{'outnvals' if e.out else 'nvals'} {e.centre}"
+    if isinstance(e, InNvals):
+        return f"({show(e.name)} in {show(e.source)})"
     if isinstance(e, Generator):
         names = e.names[0] if len(e.names) == 1 else "(" + ", ".join(e.names) + ")"
         return f"{names} <- {show(e.source)}"

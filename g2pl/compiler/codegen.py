@@ -92,13 +92,14 @@ class _ExGen:
         return _const(e.value, e.elem)
 
     def _ex_Load(self, e: ir.Load) -> str:
-        if e.kind == "scalar" or e.pos == "here":
+        if e.kind == "scalar" or e.pos == "here" and self.dom != "W":
             return pyname(e.var)
         if self.dom == "X":  # sender side, over owned + ghost vertices: the exchanged (ext) array
             return self.fields[e.var]
         key = (e.var, e.pos)
         if key not in self.adj_reads:
-            prefix = {"nbr": "nb", "self": "sf", "edge": "ed"}[e.pos]
+            prefix = {"nbr": "nb", "self": "sf", "edge": "ed", "here": "hr", "src": "su", "dst": "dv",
+                      "src_nbr": "uw", "dst_nbr": "vw"}[e.pos]
             base = pyname(e.var).replace("rt.", "")
             self.adj_reads[key] = f"_{prefix}_{base}"
         return self.adj_reads[key]
@@ -106,6 +107,8 @@ class _ExGen:
     def _ex_Ids(self, e: ir.Ids) -> str:
         if self.dom == "X":
             return "rt.ext_ids"
+        if self.dom == "W":
+            return f"C.{e.pos}_ids"
         return {"here": "rt.ids", "src": "rt.src_ids", "dst": "rt.dst_ids",
                 "nbr": "E.nbr_ids", "self": "E.own_ids"}[e.pos]
 
@@ -279,6 +282,35 @@ class CodeGen:
         return [f"def {name}(E{params}):  # per adjacency entry E"] + ["    " + b for b in body] + [
             f"    return {val}, {mask}", name]
 
+    def _common(self, x: Exch) -> list[str]:
+        """`def _commonN(C, ...)`: the value and filter per common neighbour C (edge C.edge, endpoints
+        C.src and C.dst, neighbour C.nbr, connecting edges C.src_nbr and C.dst_nbr) over the vertex
+        fields (owned + ghost values) and edge fields (local + shipped values); then one `rt.common`
+        call.  A plain count passes no head: the runtime counts triangles without listing them."""
+        i, spec = x.instr, x.spec
+        within = f", within={pyname(i.within)}" if i.within is not None else ""
+        vf = "".join(pyname(n) + ", " for n, _e in spec.fields)
+        ef = "".join(pyname(n) + ", " for n, _e in spec.edge_fields)
+        call = f"{pyname(i.target)} = rt.common(X{spec.id}, ({vf}), ({ef}), {{head}}{within})"
+        if i.op == "count" and i.mask is None:
+            return [call.format(head="None") + "  # triangles through each edge"]
+        g = _ExGen("W")
+        val = g(i.value)
+        mask = g(i.mask) if i.mask is not None else "None"
+        vk = {n: k for k, (n, _e) in enumerate(spec.fields)}
+        ek = {n: k for k, (n, _e) in enumerate(spec.edge_fields)}
+        body = []
+        for (var, pos), local in g.adj_reads.items():
+            if pos in ("src", "dst", "nbr"):
+                body.append(f"{local} = _v{vk[var]}[C.{pos}]")
+            else:
+                body.append(f"{local} = _e{ek[var]}[C.{'edge' if pos == 'here' else pos}]")
+        params = "".join(f", _v{k}" for k in range(len(spec.fields)))
+        params += "".join(f", _e{k}" for k in range(len(spec.edge_fields)))
+        name = f"_common{spec.id}"
+        return ([f"def {name}(C{params}):  # per common neighbour C of an edge's endpoints"]
+                + ["    " + b for b in body] + [f"    return {val}, {mask}", call.format(head=name)])
+
     def _aggregate(self, x: Exch) -> list[str]:
         i = x.instr
         return [f"rt.aggregate(X{x.spec.id}, {self.ex(i.value, i.dom)}, {self.ex(i.mask, i.dom)})"]
@@ -342,6 +374,8 @@ class CodeGen:
             return self._endpoints(x)
         if kind == "aggregate":
             return self._aggregate(x)
+        if kind == "common":
+            return self._common(x)
         return self._remote(x)
 
     def broadcast_name(self, b: Broadcast) -> str:

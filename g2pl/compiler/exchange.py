@@ -22,7 +22,7 @@ from g2pl.compiler import ir
 #: records: the program's whole record once per mirror (ghost) vertex;
 #: packed: only the spec's fields, once per mirror, bool fields as bits
 Transport = Literal["entries", "records", "packed"]
-Kind = Literal["nbr", "endpoint", "aggregate", "remote_read", "remote_mark"]
+Kind = Literal["nbr", "endpoint", "aggregate", "remote_read", "remote_mark", "common"]
 Policy = Literal["pull", "push-pull"]
 Field = tuple[str, str]  # (name, element type)
 
@@ -48,12 +48,20 @@ class Spec:
     need: bool = False  # endpoint: values only along edges where a condition holds (prune)
     within: bool = False  # endpoint: the result is the edge set where every read holds (edgeset)
     recv: bool = False  # nbr: only receivers where a condition holds use the result (direction)
+    # common: the edge variables read per common neighbour (with `fields`, the vertex ones: ghost values
+    # travel packed), and whether each endpoint's neighbours are its out-neighbours (u, v)
+    edge_fields: tuple[Field, ...] = ()
+    outs: tuple[bool, ...] = ()
 
     def record_bytes(self) -> int:
         return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
 
     def describe(self) -> str:
         """One line for `g2pl plan`: the transport and layout of this exchange's records."""
+        if self.kind == "common":
+            fl = ", ".join(f"{n}:{e}" for n, e in self.fields + self.edge_fields) or "no fields"
+            return (f"each mirror's neighbour list (8-byte IDs, with {fl} per entry) to the ranks "
+                    "holding it, once; triangles listed in degree order")
         if self.kind in ("aggregate", "remote_read", "remote_mark"):
             return {"aggregate": "one partial per rank, combined at the barrier",
                     "remote_read": "requests to the owner ranks, one reply per request",
@@ -117,6 +125,9 @@ def baseline(k: int, i: ir.Instr, record: tuple[Field, ...]) -> Spec:
         return Spec(k, "aggregate", op=i.op, elem=i.elem, dom=i.dom)
     if isinstance(i, ir.RemoteRead):
         return Spec(k, "remote_read", elem=i.elem, dom=i.dom)
+    if isinstance(i, ir.CommonReduce):
+        vf, ef = common_fields(i)
+        return Spec(k, "common", transport="packed", fields=vf, op=i.op, elem=i.elem, edge_fields=ef, outs=i.outs)
     assert isinstance(i, ir.RemoteMark), i
     return Spec(k, "remote_mark", dom=i.dom)
 
@@ -124,3 +135,17 @@ def baseline(k: int, i: ir.Instr, record: tuple[Field, ...]) -> Spec:
 def sender_side(i: ir.NbrReduce) -> bool:
     """The message depends on the sender alone: each sender computes it once, receivers only combine."""
     return ir.sender_only(i.value) and ir.sender_only(i.mask)
+
+
+def common_fields(i: ir.CommonReduce) -> tuple[tuple[Field, ...], tuple[Field, ...]]:
+    """(vertex, edge) variables a common-neighbour aggregation reads per element, each once, in
+    order: what must be at hand for the edges and vertices of triangles on other ranks."""
+    vs: dict[str, str] = {}
+    es: dict[str, str] = {}
+    for x in (i.value, i.mask):
+        for n in ir.walk(x) if x is not None else ():
+            if isinstance(n, ir.Load) and n.kind == "vertex":
+                vs.setdefault(n.var, n.elem)
+            elif isinstance(n, ir.Load) and n.kind == "edge":
+                es.setdefault(n.var, n.elem)
+    return tuple(vs.items()), tuple(es.items())

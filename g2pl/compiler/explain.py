@@ -115,6 +115,7 @@ _KINDS = {  # exchange instruction -> (singular, plural)
     ir.EndpointExchange: ("endpoint exchange", "endpoint exchanges"),
     ir.RemoteRead: ("remote read", "remote reads"),
     ir.RemoteMark: ("remote mark", "remote marks"),
+    ir.CommonReduce: ("common-neighbour aggregation", "common-neighbour aggregations"),
 }
 
 
@@ -139,6 +140,10 @@ def _what(x: Exch, plan: Plan) -> str:
         return d + f"; combiner {i.op}"
     if isinstance(i, ir.GlobalReduce):
         return f"{i.op} over {'vertices' if i.dom == 'V' else 'edges'} -> {i.target}"
+    if isinstance(i, ir.CommonReduce):
+        within = f", triangles within {i.within} only" if i.within is not None else ""
+        return (f"{i.op} over the common neighbours of each edge's endpoints -> {i.target}{within}; "
+                "neighbour lists of mirrors shipped once, triangles listed by degree order")
     if isinstance(i, ir.EndpointExchange):
         d = ", ".join(f"{v}@{s}" for v, s, _e in i.fields)
         if i.within is not None:

@@ -96,6 +96,8 @@ class _Flattener:
             return dataclasses.replace(i, value=self.top(i.value, i.dom), mask=self.top(i.mask, i.dom))
         if isinstance(i, ir.NbrReduce):
             return dataclasses.replace(i, value=self.top(i.value, "A"), mask=self.top(i.mask, "A"))
+        if isinstance(i, ir.CommonReduce):  # per common neighbour: measured like domain A
+            return dataclasses.replace(i, value=self.top(i.value, "A"), mask=self.top(i.mask, "A"))
         if isinstance(i, ir.MarkEndpoints):
             return dataclasses.replace(i, mask=self.top(i.mask, "E"))
         if isinstance(i, ir.EndpointExchange):

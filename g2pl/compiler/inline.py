@@ -23,6 +23,7 @@ def display(name: str) -> str:
 def _rename_quals(quals, head, mapping):
     new_quals = []
     m = dict(mapping)
+    bound: dict[str, str] = {}  # names bound by this comprehension's generators so far
     for q in quals:
         if isinstance(q, A.Generator):
             src = q.source
@@ -30,7 +31,9 @@ def _rename_quals(quals, head, mapping):
                 src = A.NvalsSource(m.get(src.centre, src.centre), src.out, src.span)
             else:
                 src = rename_bound(src, m)
-            fresh = {n: f"{display(n)}#{next(_fresh)}" for n in q.names}
+            # a name a second neighbour generator binds again (common neighbours) keeps its fresh name
+            fresh = {n: bound.get(n) or f"{display(n)}#{next(_fresh)}" for n in q.names}
+            bound.update(fresh)
             m.update(fresh)
             new_quals.append(A.Generator(tuple(fresh[n] for n in q.names), src, q.span))
         else:
@@ -61,6 +64,8 @@ def rename_bound(e: A.Expr, mapping: dict[str, str] | None = None) -> A.Expr:
     if isinstance(e, A.Agg):
         quals, m = _rename_quals(e.quals, e.heads, mapping)
         return A.Agg(e.span, e.op, tuple(rename_bound(h, m) for h in e.heads), quals, e.op_span, e.is_list)
+    if isinstance(e, A.InNvals):  # nested in an expression: refused when lowered
+        return e
     raise TypeError(type(e).__name__)
 
 
@@ -100,6 +105,8 @@ def substitute(e: A.Expr, env: dict[str, A.Expr]) -> A.Expr:
         if isinstance(e, A.SetComp):
             return A.SetComp(e.span, substitute(e.head, env), tuple(quals))
         return A.Agg(e.span, e.op, tuple(substitute(h, env) for h in e.heads), tuple(quals), e.op_span, e.is_list)
+    if isinstance(e, A.InNvals):  # nested in an expression: refused when lowered
+        return e
     raise TypeError(type(e).__name__)
 
 

@@ -38,12 +38,15 @@ Kind = Literal["scalar", "vertex", "edge"]
 Dom = Literal["S", "V", "E"]
 #: domain of an instruction that runs per element (an aggregator, a remote read or mark)
 ElemDom = Literal["V", "E"]
-#: domain of a local expression: an instruction's, or A (every adjacency entry of an aggregation)
-ExDom = Literal[Dom, "A"]
+#: domain of a local expression: an instruction's, A (every adjacency entry of an aggregation) or W
+#: (every common neighbour w of an edge's endpoints, see `CommonReduce`)
+ExDom = Literal[Dom, "A", "W"]
 #: endpoint of an edge
 Side = Literal["src", "dst"]
-#: where a read takes its value, relative to the element being computed (see `Load`, `Ids`)
-Pos = Literal["here", "nbr", "self", "edge", Side]
+#: where a read takes its value, relative to the element being computed (see `Load`, `Ids`); in domain
+#: W: the edge (`here`), its endpoints (`src`, `dst`), the common neighbour (`nbr`) and the edges
+#: joining it to the endpoints (`src_nbr`, `dst_nbr`)
+Pos = Literal["here", "nbr", "self", "edge", Side, "src_nbr", "dst_nbr"]
 #: a neighbourhood aggregation's combiner (the source language's aggregations but `union`)
 AggOp = Literal["sum", "min", "max", "and", "or", "argmin", "argmax", "avg", "count"]
 #: an aggregator's combiner: an aggregation, or `pick` (the value of the one element its mask selects)
@@ -301,6 +304,32 @@ class NbrReduce(Instr):
 
 
 @dataclass(frozen=True)
+class CommonReduce(Instr):
+    """target[e] = op over the common neighbours w of edge e = (u, v) where `mask` holds, of `value`.
+
+    w ranges over the neighbours of u and of v (in- or out-neighbours, as `outs` says for u and v);
+    `value` and `mask` are domain-W expressions.  With `within` (an edge set), only triangles whose
+    three edges are in it count, and edges outside it get an unspecified value (the lowering sets it
+    only where the enclosing comprehension ranges over that set).
+    """
+
+    target: str
+    op: AggOp
+    value: Ex
+    mask: Ex | None
+    elem: Elem
+    outs: tuple[bool, bool] = (False, False)
+    within: str | None = None
+    exchange = True
+
+    def defs(self) -> tuple[str, ...]:
+        return (self.target,)
+
+    def uses(self) -> set[str]:
+        return reads(self.value) | reads(self.mask) | ({self.within} if self.within is not None else set())
+
+
+@dataclass(frozen=True)
 class GlobalReduce(Instr):
     """Scalar target = op over the elements of domain `dom` (V or E) where `mask` holds (an aggregator)."""
 
@@ -484,6 +513,11 @@ def show_instr(i: Instr) -> str:
     if isinstance(i, GlobalReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
         return f"{i.target} = {i.op} over {i.dom} of {show_ex(i.value)}{mask}"
+    if isinstance(i, CommonReduce):
+        mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
+        within = f" within {i.within}" if i.within is not None else ""
+        sides = "/".join("out" if o else "in" for o in i.outs)
+        return f"{i.target} = {i.op} over common {sides}-neighbours of {show_ex(i.value)}{within}{mask}"
     if isinstance(i, EndpointExchange):
         if i.within is not None:
             return f"{i.within} = edges with {i.conjunction()}  (endpoint exchange, shrinking set)"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 from g2pl.compiler import ast as A
-from g2pl.compiler import ir
+from g2pl.compiler import common, ir
 from g2pl.compiler.inline import display, expand
 from g2pl.compiler.limits import INLINE_BUDGET, MAX_EXPR_DEPTH
 from g2pl.compiler.parser import AGG_OPS
@@ -33,9 +33,9 @@ INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 
 
-#: what a lowering context evaluates over: the top level (T), every vertex, every edge, or
-#: every adjacency entry of a neighbourhood aggregation (A)
-CtxDom = Literal["T", "V", "E", "A"]
+#: what a lowering context evaluates over: the top level (T), every vertex, every edge, every
+#: adjacency entry of a neighbourhood aggregation (A), or every common neighbour of an edge's ends (W)
+CtxDom = Literal["T", "V", "E", "A", "W"]
 #: a lowered expression's kind: a variable's, or per adjacency entry
 ValKind = Literal[ir.Kind, "adj"]
 
@@ -92,9 +92,10 @@ class Ctx:
     centre: Elem | None = None
     blocked: dict[str, str] = field(default_factory=dict)
     out: bool = False
+    gen_set: str | None = None  # E: the edge-set variable the generator ranges over (its members only)
 
     def local_kind(self) -> ValKind:
-        return {"V": "vertex", "E": "edge", "A": "adj", "T": "scalar"}[self.dom]
+        return {"V": "vertex", "E": "edge", "A": "adj", "W": "adj", "T": "scalar"}[self.dom]
 
 
 TOP = Ctx("T")
@@ -495,7 +496,7 @@ class Lowerer:
                     f"`{display(n)}` is an edge of an edge set and has no value of its own; "
                     f"read a graph at it, e.g. `Weight[{display(n)}]`", e.span,
                 )
-            if el.ekind == "vertex" and el.pos in ("src", "dst"):
+            if el.ekind == "vertex" and (el.pos in ("src", "dst") or ctx.dom == "W"):
                 return Val(ir.Ids("vid", e.span, el.pos), ctx.local_kind(), "vid")
             return Val(el.value_at(el.pos, e.span), ctx.local_kind(), el.elem)
         if n in ctx.blocked:
@@ -523,8 +524,8 @@ class Lowerer:
         if ty.kind == "vertex" and ctx.dom in ("V", "A"):
             pos = "self" if ctx.dom == "A" else "here"
             return Val(ir.Load(ty.elem, span, n, "vertex", pos), ctx.local_kind(), ty.elem)
-        if ty.kind == "edge" and ctx.dom == "E":
-            return Val(ir.Load(ty.elem, span, n, "edge"), "edge", ty.elem)
+        if ty.kind == "edge" and ctx.dom in ("E", "W"):
+            return Val(ir.Load(ty.elem, span, n, "edge"), ctx.local_kind(), ty.elem)
         if ty.kind == "vertex":
             raise self.err(
                 f"`{display(n)}` is {_a(ty.word())} used inside an edge comprehension; "
@@ -541,18 +542,19 @@ class Lowerer:
         if n == "inf":
             return Val(ir.Const("float", span, float("inf")), "scalar", "float")
         if n in ("V", "empty"):
-            if ctx.dom == "E":
+            if ctx.dom in ("E", "W"):
                 raise self.err(f"`{n}` is a vertex set used inside an edge comprehension", span)
             k = "vertex" if ctx.dom == "T" else ctx.local_kind()
             return Val(ir.Const("bool", span, n == "V"), k, "bool")
         if n in ("E", "emptyE", "Weight"):
             if ctx.dom in ("V", "A"):
                 raise self.err(f"`{n}` is an edge graph used where values are per vertex; read it at an edge", span)
+            k = "adj" if ctx.dom == "W" else "edge"
             if n == "Weight":
-                return Val(ir.Load("float", span, WEIGHT_VAR, "edge"), "edge", "float")
-            return Val(ir.Const("bool", span, n == "E"), "edge", "bool")
+                return Val(ir.Load("float", span, WEIGHT_VAR, "edge"), k, "float")
+            return Val(ir.Const("bool", span, n == "E"), k, "bool")
         if n == "id":
-            if ctx.dom == "E":
+            if ctx.dom in ("E", "W"):
                 raise self.err("bare `id` inside an edge comprehension is ambiguous; write `id[u]` or `id[v]`", span)
             pos = "self" if ctx.dom == "A" else "here"
             return Val(ir.Ids("vid", span, pos), "vertex" if ctx.dom == "T" else ctx.local_kind(), "vid")
@@ -698,6 +700,10 @@ class Lowerer:
             )
         return Ctx("T", blocked=blocked)
 
+    def ex_InNvals(self, e: A.InNvals, ctx: Ctx) -> Val:
+        raise self.err("`x in nvals v` is a qualifier of its own (a generator: `x <- nvals v`), "
+                       "not part of an expression", e.span)
+
     def ex_UnOp(self, e: A.UnOp, ctx: Ctx) -> Val:
         v = self.ex(e.operand, ctx)
         if e.op == "!":
@@ -773,6 +779,9 @@ class Lowerer:
     def builtin_call(self, e: A.Call, ctx: Ctx) -> Val:
         f = e.func
         if f == "rand":
+            if ctx.dom == "W":
+                raise self.err("`rand()` cannot be drawn per common neighbour; draw it per edge or vertex "
+                               "into a variable first", e.span)
             site = self.rand_sites
             self.rand_sites += 1
             kind = "scalar" if ctx.dom == "T" else ctx.local_kind()
@@ -873,6 +882,7 @@ class Lowerer:
         src = self.graph_var(g.source, ctx)
         if src.kind == "scalar":
             raise self.err(f"a generator ranges over a graph or set, but this is a scalar {src.elem}", g.source.span)
+        gen_set = src.ex.var if src.elem == "bool" and isinstance(src.ex, ir.Load) else None
         is_set = src.elem == "bool"
         src_var = None
         if isinstance(src.ex, ir.Load):
@@ -912,7 +922,7 @@ class Lowerer:
             u, v = names[0], names[-1]
             elems[u] = Elem(u, "vertex", "src", None, "vertex", "bool", g.span)
             elems[v] = Elem(v, "vertex", "dst", None, "vertex", "bool", g.span)
-        return Ctx("E", elems, edge_el, blocked=self.blocked_for(ctx)), mask, "edge"
+        return Ctx("E", elems, edge_el, blocked=self.blocked_for(ctx), gen_set=gen_set), mask, "edge"
 
     def blocked_for(self, ctx: Ctx) -> dict[str, str]:
         return self.hoist_ctx(ctx).blocked
@@ -975,6 +985,8 @@ class Lowerer:
     # ---- aggregations
 
     def ex_Agg(self, e: A.Agg, ctx: Ctx) -> Val:
+        if common.is_common(e):
+            return common.lower_common(self, e, ctx)
         g, fs = self.split_quals(e.quals, e.span, f"`{e.op} [ ... ]`")
         if isinstance(g.source, A.NvalsSource):
             return self.nbr_agg(e, g, fs, ctx)

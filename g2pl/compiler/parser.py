@@ -203,7 +203,15 @@ class _ToAst(Transformer):
         return A.Generator(tuple(names), source, _span(meta))
 
     def filter(self, meta, ch):
-        return A.Filter(ch[0], _span(meta))
+        e = ch[0]
+        if isinstance(e, A.InNvals) and isinstance(e.name, A.Name):  # `w in nvals v`: `w <- nvals v`
+            return A.Generator((e.name.id,), e.source, _span(meta))
+        return A.Filter(e, _span(meta))
+
+    def in_nvals(self, meta, ch):
+        left, _in, kw, centre = ch
+        return A.InNvals(_span(meta), left, A.NvalsSource(
+            str(centre), str(kw) == "outnvals", Span(kw.line, kw.column, centre.end_line, centre.end_column)))
 
     def pat1(self, meta, ch):
         return [str(ch[0])]

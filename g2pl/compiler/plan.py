@@ -328,6 +328,12 @@ def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
         cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return (f"messages along {'out' if i.out else 'in'}-edges -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
                 f" [fields {fl}{send}{cond}] (combiner: {i.op})")
+    if isinstance(i, ir.CommonReduce):
+        cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
+        within = f"; triangles within {i.within}" if i.within is not None else ""
+        sides = "/".join("out" if o else "in" for o in i.outs)
+        return (f"common {sides}-neighbours of edge endpoints -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
+                f"{within}{cond}")
     if isinstance(i, ir.GlobalReduce):
         cond = f" where {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return f"aggregator {i.target} = {i.op} over {'vertices' if i.dom == 'V' else 'edges'} of {ir.show_ex(i.value)}{cond}"
@@ -371,7 +377,7 @@ def render(plan: Plan) -> str:
         for x in s.exchange:
             out.append(f"  {x.instr.span.line:>4} | {_src(plan, x.instr.span.line)}")
             out.append(f"       => {describe_exchange(x, proc)}")
-            if x.spec.kind in ("nbr", "endpoint"):
+            if x.spec.kind in ("nbr", "endpoint", "common"):
                 out.append(f"          X{x.spec.id}: {x.spec.describe()}")
         if s.exchange:
             quiet = s.broadcast is None and all(isinstance(x.instr, ir.GlobalReduce) for x in s.exchange)

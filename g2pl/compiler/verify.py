@@ -51,6 +51,7 @@ from g2pl.compiler.plan import Branch, Exch, Halt, Plan, State, exchange_fields
 
 _POSITIONS: dict[ir.ExDom, set[ir.Pos]] = {
     "S": {"here"}, "V": {"here"}, "E": {"here", "src", "dst"}, "A": {"here", "nbr", "self", "edge"},
+    "W": {"here", "src", "dst", "nbr", "src_nbr", "dst_nbr"},
 }
 
 # what a value may widen to
@@ -136,7 +137,10 @@ def _check_ex(e: ir.Ex | None, dom: ir.ExDom, vars_: dict[str, ir.Ty], where: st
                 raise PlanError(f"{where}: {n.kind} variable {n.var} read in domain {dom}")
             if dom == "A" and (n.pos == "edge") != (n.kind == "edge"):
                 raise PlanError(f"{where}: {n.kind} variable {n.var} read at {n.pos}")
-        elif isinstance(n, ir.Ids) and n.pos not in _POSITIONS[dom] | ({"src", "dst"} if dom == "E" else set()):
+            if dom == "W" and (n.pos in ("here", "src_nbr", "dst_nbr")) != (n.kind == "edge"):
+                raise PlanError(f"{where}: {n.kind} variable {n.var} read at {n.pos}")
+        elif isinstance(n, ir.Ids) and (n.pos not in _POSITIONS[dom] | ({"src", "dst"} if dom == "E" else set())
+                                        or dom == "W" and n.pos not in ("src", "dst", "nbr")):
             raise PlanError(f"{where}: id at {n.pos} in domain {dom}")
 
 
@@ -171,6 +175,14 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool =
         _check_ex(i.recv, "V", vars_, where, bool_=True)
         if i.recv is not None and not ir.receiver_only(i.recv):
             raise PlanError(f"{where}: receiver filter {ir.show_ex(i.recv)} reads more than the receiver")
+    elif isinstance(i, ir.CommonReduce):
+        _target(i.target, "edge", vars_, where, i.elem)
+        _check_ex(i.value, "W", vars_, where)
+        _check_ex(i.mask, "W", vars_, where, bool_=True)
+        if ir.has_rand(i.value) or ir.has_rand(i.mask):
+            raise PlanError(f"{where}: draws random numbers per common neighbour")
+        if i.within is not None:
+            _target(i.within, "edge", vars_, where, "bool")
     elif isinstance(i, ir.GlobalReduce):
         _target(i.target, "scalar", vars_, where, i.elem)
         _check_ex(i.value, i.dom, vars_, where)
@@ -230,7 +242,7 @@ def _check_spec(x: Exch, where: str) -> None:
     if sp is None:
         raise PlanError(f"{where}: exchange {ir.show_instr(i)} has no spec")
     want = {ir.NbrReduce: "nbr", ir.EndpointExchange: "endpoint", ir.GlobalReduce: "aggregate",
-            ir.RemoteRead: "remote_read", ir.RemoteMark: "remote_mark"}[type(i)]
+            ir.RemoteRead: "remote_read", ir.RemoteMark: "remote_mark", ir.CommonReduce: "common"}[type(i)]
     bad = [] if sp.kind == want else [f"kind {sp.kind}, not {want}"]
     if isinstance(i, ir.NbrReduce):
         bad += [what for what, ok in (
@@ -245,6 +257,11 @@ def _check_spec(x: Exch, where: str) -> None:
             ("fields", [n for n, _e in sp.fields] == [n for n, _e in fields] and sp.reads == reads),
             ("need", not sp.need or i.need is not None),
             ("within", sp.within == (i.within is not None))) if not ok]
+    if isinstance(i, ir.CommonReduce):
+        vf, ef = exchange.common_fields(i)
+        bad += [what for what, ok in (
+            ("fields", (sp.fields, sp.edge_fields) == (vf, ef)),
+            ("op/elem/outs", (sp.op, sp.elem, sp.outs) == (i.op, i.elem, i.outs))) if not ok]
     if sp.transport != "packed" and sp.kind in ("nbr", "endpoint") and not sp.record and sp.fields:
         bad.append("a record transport without the program record")
     if bad:

@@ -1,8 +1,9 @@
-"""The BSP runtime a generated module runs on (`rt` in generated code): twelve verbs.
+"""The BSP runtime a generated module runs on (`rt` in generated code): thirteen verbs.
 
     vmap          a scalar, vertex or edge value (Ligra's vertexMap), sparse where a set is
     nbr_combine   neighbourhood combine: exchange, count, push or pull, reduce (Ligra's edgeMap)
     endpoints     vertex values at edge endpoints (or the edge set where they all hold)
+    common        an aggregation over the common neighbours of each edge's endpoints (triangles)
     mark          the vertex set named by edges' endpoints or by IDs (remote mark)
     aggregate     a global aggregation, combined at the barrier
     remote_request, remote_reply    a remote read, over two supersteps
@@ -34,6 +35,7 @@ from g2pl.runtime import alloc
 from g2pl.runtime.backend import Backend
 from g2pl.runtime.checkpoint_schema import encode_runtime
 from g2pl.runtime.comm import SingleComm
+from g2pl.runtime.common import Common
 from g2pl.runtime.edges import Edges, Members
 from g2pl.runtime.neighbourhood import Neighbourhood
 from g2pl.runtime.numpy_backend import NumPyBackend
@@ -88,6 +90,7 @@ class Runtime:
         self.nbr = Neighbourhood(bk, lg, self.transport, self.tally, self.stats)
         self.edges = Edges(bk, lg, self.transport, self.members, self.tally, self.stats)
         self.remote = Remote(bk, lg, self.comm, self.tally)
+        self.common_nbrs = Common(bk, lg, self.comm, self.transport, self.tally)
         self._aggs: list[tuple] = []
         self._fail_at = _fault_injection()
         self._kill_at = _fault_injection("G2PL_KILL_AT")
@@ -192,6 +195,11 @@ class Runtime:
     def endpoints(self, spec: Spec, fields: tuple, need=None) -> list:
         """Vertex values at edge endpoints, or an edgeset spec's edge set (see edges.py)."""
         return self.edges.endpoints(spec, fields, need)
+
+    def common(self, spec: Spec, vfields: tuple, efields: tuple, head, within=None):
+        """An aggregation over the common neighbours w of each local edge's endpoints (see common.py):
+        `head` makes (value, filter) per element of the vertex and edge fields (None: count them)."""
+        return self.common_nbrs.reduce(spec, vfields, efields, head, within)
 
     def mark(self, mask, sides: tuple[str, ...] = (), ids=None, spec: Spec | None = None):
         """The owned vertices that are a `sides` endpoint of an edge in `mask` (local: edges live at

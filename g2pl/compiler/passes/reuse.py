@@ -42,6 +42,8 @@ def ex_key(e: ir.Ex | None) -> Any:
 def instr_key(i: ir.Instr) -> Any:
     if isinstance(i, ir.NbrReduce):
         return ("nbr", i.op, i.out, ex_key(i.value), ex_key(i.mask), ex_key(i.send), i.elem)
+    if isinstance(i, ir.CommonReduce):
+        return ("common", i.op, i.outs, i.within, ex_key(i.value), ex_key(i.mask), i.elem)
     if isinstance(i, ir.GlobalReduce):
         return ("glob", i.op, i.dom, ex_key(i.value), ex_key(i.mask), i.elem)
     if isinstance(i, ir.EndpointExchange):  # values only along `need`'s edges (prune): part of the identity
