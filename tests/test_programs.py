@@ -43,7 +43,7 @@ from g2pl.graph import load_graph
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM_DIR = ROOT / "programs"
 TESTED = {"bfs", "sssp", "pagerank", "cc", "pjcc", "kcore", "mis", "matching", "densest",
-          "scc", "wcc", "hits", "widest", "bipartite", "coloring"}
+          "scc", "wcc", "hits", "widest", "bipartite", "coloring", "triangles", "ktruss"}
 
 # (seed, number of vertices): three graphs of different sizes for every program.
 GRAPHS = [(101, 300), (202, 900), (303, 2500)]
@@ -543,3 +543,45 @@ def test_coloring_is_proper_and_deterministic(progs, seed, n):
     assert res["r"] == max(color.values()) + 1
     assert res["r"] <= max(d for _, d in t.G.degree()) + 1 or res["r"] <= 2 * math.log2(n) + 5
     assert progs["coloring"].run(t.g, seed=seed).output() == res.output()
+
+
+# --------------------------------------------------------------------------- triangles, k-truss
+
+TRI_SHAPES = ("clique", "dense", "sparse", "tree")
+
+
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_triangles(progs, seed, n):
+    t = random_graph(seed + 5, n, shapes=TRI_SHAPES)
+    exp = nx.triangles(t.G)
+    for opt in (0, 1, 2):
+        r = g2pl.compile_file(PROGRAM_DIR / "triangles.g2pl", opt=opt).run(t.g)
+        assert vdict(r["T"]) == exp
+        assert r["total"] == sum(exp.values()) // 3
+        assert r.stats["supersteps"] <= 10
+
+
+def test_triangles_generators(progs):
+    for spec in ("kron:9", "ws:400:10:0.1", "er:300:3000"):
+        g = load_graph(spec, seed=3)
+        exp = nx.triangles(to_nx(g))
+        assert vdict(progs["triangles"].run(g)["T"]) == exp
+
+
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_ktruss(progs, seed, n):
+    t = random_graph(seed + 6, n, shapes=TRI_SHAPES)
+    for k in (0, 2, 3, 4, 5, 6, 9):
+        exp = sorted(sorted(e) for e in nx.k_truss(t.G, k).edges())
+        for opt in (0, 2):
+            prog = progs["ktruss"] if opt == 2 else g2pl.compile_file(PROGRAM_DIR / "ktruss.g2pl", opt=0)
+            got = sorted(sorted(e) for e in prog.run(t.g, {"k": k})["K"])
+            assert got == exp, (k, opt)
+
+
+def test_ktruss_kron(progs):
+    g = load_graph("kron:10", seed=1)
+    G = to_nx(g)
+    for k in (3, 5, 8):
+        exp = sorted(sorted(e) for e in nx.k_truss(G, k).edges())
+        assert sorted(sorted(e) for e in progs["ktruss"].run(g, {"k": k})["K"]) == exp

@@ -88,6 +88,8 @@ class Common:
         eext = [xp.concatenate([a, *(s[2][k] for s in shipped.values())]) for k, a in enumerate(earrs)]
         if lg.directed:
             found = self._directed(outs, keep, shipped)
+            if head is None:
+                return bk.bincount(found[0], minlength=m)[:m]
         else:
             found = self._triangles(keep, shipped[False], count_only=head is None)
         if head is None:  # a plain count: triangles through each edge
