@@ -173,3 +173,40 @@ def test_error_exit_2_with_caret(tmp_path):
     r = run_proc("g2pl", "check", str(p))
     assert r.returncode == 2
     assert "bad.g2pl:2:" in r.stderr and "^" in r.stderr and "Traceback" not in r.stderr
+
+
+def _have_mpi() -> bool:
+    try:
+        import mpi4py  # noqa: F401
+
+        from g2pl.runtime.launch import find_mpiexec
+    except ImportError:
+        return False
+    return find_mpiexec() is not None
+
+
+@pytest.mark.skipif(not _have_mpi(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+def test_same_answer_on_any_number_of_ranks(tmp_path, directed):
+    """The listing on 2 and 3 ranks (neighbour lists of mirrors shipped) gives exactly one rank's answer,
+    float sums and means included, at -O0 and -O2; the messages are the same, the bytes cross ranks."""
+    import json
+
+    t = random_graph(21, 400, directed=directed, weighted=True, shapes=("clique", "dense", "sparse"))
+    g = t.g
+    graph = tmp_path / "g.txt"
+    graph.write_text("".join(f"{a} {b} {w}\n" for a, b, w in zip(g.ids[g.src], g.ids[g.dst], g.weight)))
+    prog = tmp_path / "p.g2pl"
+    prog.write_text(DIRECTED if directed else FORMS)
+    runs = []
+    for n in (1, 2, 3):
+        for opt in ("-O0", "-O2"):
+            out, stats = tmp_path / "o.json", tmp_path / "s.json"
+            r = run_proc("g2pl", "run", prog, "--graph", graph, "--np", n, opt, "--quiet", "--output", out,
+                         "--stats", stats, *(["--directed"] if directed else ["--arg", "t=12.0"]), timeout=300)
+            assert r.returncode == 0, r.stderr
+            runs.append((n, json.loads(out.read_text()), json.loads(stats.read_text())))
+    for n, out, stats in runs[1:]:
+        assert out == runs[0][1], n
+        assert stats["messages"] == runs[0][2]["messages"]
+        assert (stats["bytes"] > 0) == (n > 1)

@@ -84,6 +84,7 @@ class Common:
         vext, _ = self.transport.exchange(spec, tuple(self._full(a, lg.n) for a in vfields), None)
         earrs = [self._full(a, m) for a in efields]
         outs = tuple(spec.outs) if lg.directed else (False,)
+        self._count(sorted(set(outs)), keep)
         shipped = self._ship(sorted(set(outs)), keep, earrs)
         eext = [xp.concatenate([a, *(s[2][k] for s in shipped.values())]) for k, a in enumerate(earrs)]
         if lg.directed:
@@ -131,10 +132,22 @@ class Common:
             got_lens, _ = self.comm.alltoallv(lens.astype(xp.int64), lg.send_counts, lg.recv_counts)
             ids, rc = self.comm.alltoallv(lg.ext_ids[nbr[pos]], counts)
             vals = [self.comm.alltoallv(a[eid[pos]], counts, rc)[0] for a in earrs]
-            self.tally.messages += int(counts.sum())
             owner = lg.n + bk.repeat(xp.arange(lg.n_ghosts, dtype=xp.int64), got_lens)
             out[d] = (owner, self._ext_index(ids), vals)
         return out
+
+    def _count(self, dirs: list[bool], keep) -> None:
+        """Messages: every vertex sends its neighbour list (within `keep`), one message per entry, as a
+        vertex program would; counted by the rank owning the vertex, so the same on any number of
+        ranks (the bytes that cross ranks are what the communicator counts)."""
+        xp, lg = self.xp, self.lg
+        ends = {False: [lg.src, lg.dst]} if not lg.directed else {False: [lg.dst], True: [lg.src]}
+        for d in dirs:
+            for end in ends[d]:
+                owned = end < lg.n
+                if keep is not None:
+                    owned = owned & keep
+                self.tally.messages += int(self.bk.item(xp.count_nonzero(owned)))
 
     def _ext_index(self, ids):
         """Ext index of each original ID (-1 where this rank holds no such vertex)."""
