@@ -288,3 +288,6 @@ def test_tutorial_programs_compile_and_give_the_printed_matching(tmp_path):
     assert g2pl.compile(files["mm5.g2pl"]).run(graph)["M"] == [[1, 2], [3, 4], [5, 6], [7, 8]]
     assert g2pl.compile(files["mm6.g2pl"]).run(graph)["M"] == (
         g2pl.compile(ROOT / "programs" / "matching.g2pl").run(graph)["M"])
+    tri = g2pl.compile(files["tri.g2pl"]).run(graph)
+    assert tri["T"] == {"1": 1, "2": 1, "3": 1, "4": 0, "5": 0, "6": 0, "7": 0, "8": 0} and tri["total"] == 1
+    assert g2pl.compile(files["truss.g2pl"]).run(graph, {"k": 3})["K"] == [[1, 2], [1, 3], [2, 3]]
