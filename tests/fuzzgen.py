@@ -6,6 +6,8 @@ Three parts, used by `tests/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py
   type rules of the spec: scalar / vertex / edge values of bool, int, float and vid; sets and
   edge sets with `||`, `&&`, `\\`, `!`; lifted arithmetic; `?:`; vertex and edge comprehensions;
   global, neighbourhood (`nvals`, `outnvals`, `(u, e) <- nvals v`) and edge aggregations;
+  common-neighbour aggregations in edge comprehensions (`w <- nvals u, w in nvals v`,
+  `(w, f) <- outnvals u, (w, g) <- nvals v`, heads and filters over u, v, w, e, f, g);
   nested comprehensions; macro functions; remote reads `G[p]`; `rand()`; `if`/`else`; `while`
   loops whose trip count is bounded by a counter (`i < K`, K <= 4); a multi-value `return`.
   Values are kept deterministic for any evaluation order: no float `sum`/`avg` results (floats
@@ -106,7 +108,9 @@ class Ctx:
 
     T: top level (whole graphs and scalars); V: the head/filters of a vertex comprehension
     centred at `centre`; E: an edge comprehension (`verts` = the endpoints u, v; `edge` = e);
-    A: a neighbourhood aggregation (`centre` = the vertex, `nbr` = the neighbour, `edge` = e).
+    A: a neighbourhood aggregation (`centre` = the vertex, `nbr` = the neighbour, `edge` = e);
+    W: a common-neighbour aggregation (`verts` = u, v and the common neighbour w; `edge` = e;
+    `edges` = the connecting edges f, g, no values of their own).
     """
 
     dom: str
@@ -115,6 +119,7 @@ class Ctx:
     verts: tuple[VB, ...] = ()
     edge: str | None = None
     edge_value: str | None = None  # element type of the bare edge binder (None: an edge set, no value)
+    edges: tuple[str, ...] = ()  # W: the connecting edges
 
     @property
     def vbinders(self) -> tuple[VB, ...]:
@@ -122,7 +127,7 @@ class Ctx:
             return (self.centre,)
         if self.dom == "A":
             return (self.centre, self.nbr)
-        return self.verts
+        return self.verts  # E: u, v; W: u, v, w
 
 
 TOP = Ctx("T")
@@ -326,7 +331,7 @@ class ProgramGenerator:
                 local += self.vars_of(Ty("vertex", elem))  # bare: the value at the centre
             if elem == "vid":
                 local.append("id")
-        if ctx.dom == "E" and kind == "local":
+        if ctx.dom in ("E", "W") and kind == "local":
             if not self.in_fn:
                 local += self.vars_of(Ty("edge", elem))  # bare: the value at this edge
             if elem == "float":
@@ -345,14 +350,14 @@ class ProgramGenerator:
                 if elem == "bool":
                     for s in self.vars_of(Ty("vertex", "bool")):
                         local.append(f"({b.name} in {s})")
-            if ctx.edge:
+            for edge in (ctx.edge, *ctx.edges) if ctx.edge else ctx.edges:
                 for h in self.vars_of(Ty("edge", elem)):
-                    local.append(f"{h}[{ctx.edge}]")
+                    local.append(f"{h}[{edge}]")
                 if elem == "float":
-                    local.append(f"Weight[{ctx.edge}]")
+                    local.append(f"Weight[{edge}]")
                 if elem == "bool":
                     for s in self.vars_of(Ty("edge", "bool")):
-                        local.append(f"({ctx.edge} in {s})")
+                        local.append(f"({edge} in {s})")
         p_lit = 0.1 if elem == "bool" else 0.25
         if local and self.chance(0.7):
             choice = self.pick(local)
@@ -393,7 +398,7 @@ class ProgramGenerator:
             return f"({self.sub(ctx, a, 'bool', d)} {op} {self.sub(ctx, b, 'bool', d)})"
         if r < 0.52:
             return f"(!{self.sub(ctx, kind, 'bool', d)})"
-        if r < 0.57 and kind in ("scalar", "local") and (ctx.dom != "T" or kind == "scalar"):
+        if r < 0.57 and kind in ("scalar", "local") and (ctx.dom != "T" or kind == "scalar") and ctx.dom != "W":
             return f"(rand() < {self.pick(['0.5', '0.3', '0.8'])})"
         if r < 0.62:
             return self.cond(ctx, kind, "bool", d)
@@ -481,7 +486,7 @@ class ProgramGenerator:
             return f"float({self.sub(ctx, kind, self.pick(['int', 'vid', 'bool']), d)})"
         if r < 0.58:
             return self.cond(ctx, kind, "float", d)
-        if r < 0.62 and kind in ("scalar", "local"):
+        if r < 0.62 and kind in ("scalar", "local") and ctx.dom != "W":
             return "rand()"
         if self.macro_mode:
             return self.call_macro(ctx, kind, "float", d)
@@ -614,7 +619,7 @@ class ProgramGenerator:
         return p
 
     def remote(self, ctx: Ctx, kind: str, elem: str, d: int) -> str | None:
-        if ctx.dom == "A" or self.macro_mode:
+        if ctx.dom in ("A", "W") or self.macro_mode:
             return None
         base = self.tgraph("vertex", elem, d - 1) if self.chance(0.4) else None
         if base is None:
@@ -670,10 +675,12 @@ class ProgramGenerator:
         """A global aggregation (hoisted when nested) or a neighbourhood aggregation."""
         if self.macro_mode:
             return None
+        if ctx.dom == "E" and len(ctx.verts) == 2 and self.chance(0.5):
+            return self.common_agg(ctx, elem, d)
         centres: list[tuple[VB, str | None]] = []
         if ctx.dom == "V":
             centres.append((ctx.centre, ctx.centre.value))
-        elif ctx.dom == "E":
+        elif ctx.dom in ("E", "W"):
             centres += [(b, "bool") for b in ctx.verts]  # hoisted: computed for all vertices first
         elif ctx.dom == "A":
             centres.append((ctx.nbr, ctx.nbr.value))
@@ -700,6 +707,24 @@ class ProgramGenerator:
         inner = Ctx("A", centre=VB(centre.name, val), nbr=VB(u, val), edge=e, edge_value=None)
         op, head = self.agg_body(inner, elem, d, True)
         return self.wrap_agg(op, elem, f"{op} [ {head} | {self.quals(f'{pat} <- {kw} {centre.name}', inner, d)} ]")
+
+    def common_agg(self, ctx: Ctx, elem: str, d: int) -> str:
+        """An aggregation over the common neighbours of the edge's endpoints (one value per edge)."""
+        u, v = ctx.verts
+        w = self.fresh("y")
+        f = self.fresh("f") if self.chance(0.5) else None
+        g = self.fresh("f") if self.chance(0.5) else None
+        k1, k2 = (("outnvals" if self.chance(0.25) else "nvals") for _ in range(2))
+        g1 = f"({w}, {f}) <- {k1} {u.name}" if f else f"{w} <- {k1} {u.name}"
+        if g:
+            g2 = f"({w}, {g}) <- {k2} {v.name}"
+        else:
+            g2 = f"{w} {self.pick(['in', '<-'])} {k2} {v.name}"
+        gens = [g1, g2] if self.chance(0.7) else [g2.replace(f"{w} in ", f"{w} <- "), g1]
+        inner = Ctx("W", verts=(u, v, VB(w, "vid")), edge=ctx.edge, edge_value=ctx.edge_value,
+                    edges=tuple(x for x in (f, g) if x))
+        op, head = self.agg_body(inner, elem, d, True)
+        return self.wrap_agg(op, elem, f"{op} [ {head} | {', '.join([*gens, *self.filters(inner, d)])} ]")
 
     def avg_bool(self, ctx: Ctx, d: int) -> str:
         """`avg [...] OP c`: an avg is only compared (an empty avg is NaN; every comparison is false)."""
@@ -1599,7 +1624,7 @@ class Reference:
                 return v
             if v.kind == "vertex" and ctx.dom in ("V", "A"):
                 return RV("local", v.elem, v.data[self.centre_idx(ctx)])
-            if v.kind == "edge" and ctx.dom == "E":
+            if v.kind == "edge" and ctx.dom in ("E", "W"):
                 return RV("local", v.elem, v.data[ctx.eidx])
             raise RefUnsupported(f"bare {v.kind} `{n}` in {ctx.dom}")
         if n in ("true", "false"):
@@ -1617,7 +1642,7 @@ class Reference:
         if n == "Weight":
             if ctx.dom == "T":
                 return RV("edge", "float", self.g.weight.astype(np.float64))
-            if ctx.dom == "E":
+            if ctx.dom in ("E", "W"):
                 return RV("local", "float", self.g.weight[ctx.eidx].astype(np.float64))
         if n == "id":
             if ctx.dom == "T":
@@ -1807,6 +1832,8 @@ class Reference:
         gens = [q for q in e.quals if isinstance(q, A.Generator)]
         if len(gens) == 1 and isinstance(gens[0].source, A.NvalsSource):
             return self.nbr(e, gens[0], ctx)
+        if len(gens) == 2 and all(isinstance(g.source, A.NvalsSource) for g in gens):
+            return self.common(e, gens, ctx)
         if e.op == "union":
             return self.union(e, ctx)
         _, inner, mask, kind = self.qualified(e.quals, ctx)
@@ -1859,6 +1886,58 @@ class Reference:
             out_elem, _ = self.reduce(e.op, np.zeros(0, _NPT[elem]), elem, np.zeros(0, np.int64))
         full = np.array(res, dtype=_NPT[out_elem]) if res else np.zeros(0, _NPT[out_elem])
         return RV("local" if ctx.dom != "T" else "vertex", out_elem, full[cb.idx])
+
+    def common(self, e, gens, ctx):
+        """Per edge of the enclosing edge comprehension: the aggregation over the w that are neighbours
+        (in- or out-, per generator) of both endpoints, by dictionaries of each vertex's neighbours."""
+        from g2pl.compiler import ast as A
+
+        if ctx.dom != "E":
+            raise RefUnsupported("common neighbours outside an edge comprehension")
+        lists = {}
+        for out in (False, True):
+            owner, nb, eid = self.adj[out]
+            d: list[dict[int, int]] = [{} for _ in range(self.n)]
+            for o, x, k in zip(owner.tolist(), nb.tolist(), eid.tolist()):
+                d[o][x] = k
+            lists[out] = d
+        (b1, l1), (b2, l2) = ((ctx.binders[g.source.centre], lists[g.source.out]) for g in gens)
+        rows, ws, fs, gs = [], [], [], []
+        for i in range(ctx.size):
+            other = l2[int(b2.idx[i])]
+            for w, k in l1[int(b1.idx[i])].items():
+                if w in other:
+                    rows.append(i)
+                    ws.append(w)
+                    fs.append(k)
+                    gs.append(other[w])
+        r = np.array(rows, np.int64)
+        binders = {}
+        for name, b in ctx.binders.items():
+            binders[name] = RB(b.ekind, b.idx[r], None if b.value is None else np.asarray(b.value)[r], b.velem,
+                               src=b.src, selem=b.selem)
+        wa = np.array(ws, np.int64)
+        binders[gens[0].names[0]] = RB("vertex", wa, self.ids[wa], "vid", src=None)
+        for gen, es in zip(gens, (fs, gs)):
+            if len(gen.names) == 2:
+                binders[gen.names[1]] = RB("edge", np.array(es, np.int64), None, "bool")
+        inner = RCtx("W", len(r), binders, eidx=ctx.eidx[r])
+        mask = np.ones(len(r), bool)
+        for q in e.quals:
+            if isinstance(q, A.Filter):
+                mask &= np.broadcast_to(np.asarray(self.ev(q.expr, inner).data, bool), (len(r),))
+        h = self.ev(e.heads[0], inner)
+        data = np.broadcast_to(np.asarray(h.data), (len(r),))
+        elem = "int" if h.elem == "bool" and e.op == "sum" else h.elem
+        out_elem, res = None, []
+        for i in range(ctx.size):
+            sel = mask & (r == i)
+            vals = data[sel] if e.op == "count" else data[sel].astype(_NPT[elem])
+            out_elem, x = self.reduce(e.op, vals, elem, self.ids[wa[sel]])
+            res.append(x)
+        if out_elem is None:
+            out_elem, _ = self.reduce(e.op, np.zeros(0, _NPT[elem]), elem, np.zeros(0, np.int64))
+        return RV("local", out_elem, np.array(res, dtype=_NPT[out_elem]))
 
     def union(self, e, ctx):
         from g2pl.compiler import ast as A
