@@ -58,6 +58,12 @@ def exchange_cost(x: Exch, plan: Plan) -> str:
         return f"reply: one {i.elem} ({ir.ELEM_SIZE[i.elem]} B) per request"
     if isinstance(i, ir.RemoteMark):
         return "one vid (8 B) per marked vertex, to its owner rank"
+    if isinstance(i, ir.CommonReduce):
+        per = 8 + sum(ir.ELEM_SIZE[e] for _n, e in x.spec.edge_fields)
+        vf = ", ".join(f"{n}:{e}" for n, e in x.spec.fields)
+        return (f"neighbour lists of mirrored vertices, {per} B per entry (ID"
+                + "".join(f", {n}" for n, _e in x.spec.edge_fields) + "), once"
+                + (f"; ghost values {vf} packed" if vf else ""))
     return ""
 
 

@@ -59,9 +59,11 @@ class Spec:
     def describe(self) -> str:
         """One line for `g2pl plan`: the transport and layout of this exchange's records."""
         if self.kind == "common":
-            fl = ", ".join(f"{n}:{e}" for n, e in self.fields + self.edge_fields) or "no fields"
-            return (f"each mirror's neighbour list (8-byte IDs, with {fl} per entry) to the ranks "
-                    "holding it, once; triangles listed in degree order")
+            fl = ", ".join(f"{n}:{e}" for n, e in self.edge_fields)
+            vf = ", ".join(f"{n}:{e}" for n, e in self.fields)
+            return (f"each mirror's neighbour list ({'8-byte IDs' + (' with ' + fl if fl else '')} per entry) "
+                    "to the ranks holding it, once" + (f"; ghost values {vf} packed" if vf else "")
+                    + "; triangles listed in degree order")
         if self.kind in ("aggregate", "remote_read", "remote_mark"):
             return {"aggregate": "one partial per rank, combined at the barrier",
                     "remote_read": "requests to the owner ranks, one reply per request",

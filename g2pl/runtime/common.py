@@ -104,7 +104,7 @@ class RowHash:
     def find(self, off, msk, vals) -> tuple:
         """(hit, slot) of each value in its row's table (`off`, `msk`: that row's table offset and size - 1);
         `pos[slot]` is the position of a hit."""
-        bk, xp = self.bk, self.xp
+        bk = self.bk
         slot = off + (self._hash(vals) & msk)
         got = self.key[slot]
         hit = got == vals
