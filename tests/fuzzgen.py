@@ -420,7 +420,7 @@ class ProgramGenerator:
             else:
                 b = self.gen(ctx, gk, ge, d - 1)
             return f"({a} {self.pick(['==', '!='])} {b})"
-        if r < 0.92 and kind in ("scalar", "local") and ctx.dom != "A":  # remote membership `p in S`
+        if r < 0.92 and kind in ("scalar", "local") and ctx.dom not in ("A", "W"):  # remote membership `p in S`
             p = self.vid_index(ctx, d)
             s = self.tgraph("vertex", "bool", d - 1)
             return f"({p} in {s})"
