@@ -116,15 +116,17 @@ def test_directed_forms_against_networkx(seed, n):
             assert _edges(r[name]) == exp[name], (name, opt)
 
 
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
 @pytest.mark.parametrize("seed,n", GRAPHS[:2])
-def test_restricted_listing_equals_the_filter(seed, n):
+def test_restricted_listing_equals_the_filter(seed, n, directed):
     """Triangles listed within K give what the filter `f in K, g in K` gives over all triangles."""
-    t = random_graph(seed, n, weighted=True, shapes=("clique", "dense"))
+    t = random_graph(seed, n, directed=directed, weighted=True, shapes=("clique", "dense"))
+    gens = "(w, f) <- nvals u, (w, g) <- outnvals v" if directed else "(w, f) <- nvals u, (w, g) <- nvals v"
     within = g2pl.compile("f(t: float) { K = { Weight[e] > t | e <- E }; "
-                          "S = { count [ w | (w, f) <- nvals u, (w, g) <- nvals v, f in K, g in K ] "
+                          f"S = {{ count [ w | {gens}, f in K, g in K ] "
                           "| (u, e, v) <- K }; return S; }")
     plain = g2pl.compile("f(t: float) { K = { Weight[e] > t | e <- E }; "
-                         "S = { (e in K) ? count [ w | (w, f) <- nvals u, (w, g) <- nvals v, f in K, g in K ] : 0 "
+                         f"S = {{ (e in K) ? count [ w | {gens}, f in K, g in K ] : 0 "
                          "| (u, e, v) <- E }; return S; }")
     assert "within K" in within.plan_text() and "within" not in plain.plan_text()
     for thr in (0.0, 8.0, 15.0):
