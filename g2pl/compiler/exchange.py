@@ -45,7 +45,8 @@ class Spec:
     elem: str = ""  # result element type
     dom: str = ""  # aggregate, remote: V or E
     reads: tuple[tuple[int, str], ...] = ()  # endpoint: (field index, src|dst) of each value read
-    need: bool = False  # endpoint: values only along edges where a condition holds (prune)
+    need: bool = False  # endpoint: values only along edges where a condition holds (prune); common: list
+    # entries only within the edge set listed (prune)
     within: bool = False  # endpoint: the result is the edge set where every read holds (edgeset)
     recv: bool = False  # nbr: only receivers where a condition holds use the result (direction)
     # common: the edge variables read per common neighbour (with `fields`, the vertex ones: ghost values
@@ -61,8 +62,9 @@ class Spec:
         if self.kind == "common":
             fl = ", ".join(f"{n}:{e}" for n, e in self.edge_fields)
             vf = ", ".join(f"{n}:{e}" for n, e in self.fields)
-            return (f"each mirror's neighbour list ({'8-byte IDs' + (' with ' + fl if fl else '')} per entry) "
-                    "to the ranks holding it, once" + (f"; ghost values {vf} packed" if vf else "")
+            which = "only its entries within the edge set listed" if self.need else "whole"
+            return (f"each mirror's neighbour list, {which} ({'8-byte IDs' + (' with ' + fl if fl else '')} per "
+                    "entry), to the ranks holding it, once" + (f"; ghost values {vf} packed" if vf else "")
                     + "; triangles listed in degree order")
         if self.kind in ("aggregate", "remote_read", "remote_mark"):
             return {"aggregate": "one partial per rank, combined at the barrier",

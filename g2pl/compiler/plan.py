@@ -201,6 +201,13 @@ def exchange_fields(instr: ir.Instr, proc: ir.ProcIR) -> list[Field]:
     elif isinstance(instr, ir.EndpointExchange):
         for var, _side, elem in instr.fields:
             out.setdefault(var, Field(var, elem))
+    elif isinstance(instr, ir.CommonReduce):
+        # a vertex program learns its neighbours' lists from their IDs; the vertex values it reads
+        out["id"] = Field("id", "vid")
+        for x in (instr.value, instr.mask):
+            for n in ir.walk(x) if x is not None else ():
+                if isinstance(n, ir.Load) and n.kind == "vertex":
+                    out.setdefault(n.var, Field(n.var, n.elem))
     return list(out.values())
 
 

@@ -261,6 +261,7 @@ def _check_spec(x: Exch, where: str) -> None:
         vf, ef = exchange.common_fields(i)
         bad += [what for what, ok in (
             ("fields", (sp.fields, sp.edge_fields) == (vf, ef)),
+            ("need", not sp.need or i.within is not None),
             ("op/elem/outs", (sp.op, sp.elem, sp.outs) == (i.op, i.elem, i.outs))) if not ok]
     if sp.transport != "packed" and sp.kind in ("nbr", "endpoint") and not sp.record and sp.fields:
         bad.append("a record transport without the program record")

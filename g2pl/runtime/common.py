@@ -77,8 +77,10 @@ class RowHash:
         xp = self.xp
         n_rows = len(indptr) - 1
         deg = indptr[1:] - indptr[:-1]
-        bits = xp.ceil(xp.log2(xp.maximum(2 * deg, 1).astype(xp.float64))).astype(xp.int64)
-        size = xp.left_shift(xp.ones(n_rows, dtype=xp.int64), bits)
+        need = xp.maximum(2 * deg, 1)
+        size = xp.ones(n_rows, dtype=xp.int64)
+        while n_rows and bk.item(xp.any(size < need)):  # the powers of two: a doubling per bit
+            size = xp.where(size < need, 2 * size, size)
         self.mask = size - 1
         self.off = xp.cumsum(size) - size
         total = int(bk.item(size.sum())) if n_rows else 0
@@ -142,8 +144,15 @@ class Common:
         vext, _ = self.transport.exchange(spec, tuple(self._full(a, lg.n) for a in vfields), None)
         earrs = [self._full(a, m) for a in efields]
         outs = tuple(spec.outs) if lg.directed else (False,)
-        self._count(sorted(set(outs)), keep)
-        shipped = self._ship(sorted(set(outs)), keep, earrs)
+        dirs = sorted(set(outs))
+        # whole neighbour lists (the naive code), or, pruned, only their entries within `keep`
+        send_keep = keep if spec.need else None
+        if spec.counted:  # else the naive code's per-superstep record is what is counted
+            self._count(dirs, send_keep)
+        if keep is not None and send_keep is None:  # K travels with the lists, the receiver filters
+            shipped = {d: self._only(*got) for d, got in self._ship(dirs, None, [*earrs, keep]).items()}
+        else:
+            shipped = self._ship(dirs, send_keep, earrs)
         eext = [xp.concatenate([a, *(s[2][k] for s in shipped.values())]) for k, a in enumerate(earrs)]
         if lg.directed:
             found = self._directed(outs, keep, shipped)
@@ -156,6 +165,11 @@ class Common:
         C = Elements(lg.ext_ids, *found)
         value, mask = head(C, *vext, *eext)
         return self._combine(spec.op, value, mask, C, spec.elem)
+
+    def _only(self, owner, nb, vals: list) -> tuple:
+        """Shipped entries whose last value (the edge set listed within) holds, that value dropped."""
+        sel = self.bk.nonzero(vals[-1])
+        return owner[sel], nb[sel], [v[sel] for v in vals[:-1]]
 
     def _full(self, x, k: int):
         return x if self.bk.is_array(x) else self.xp.full(k, x)

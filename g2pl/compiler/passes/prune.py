@@ -7,6 +7,9 @@
   value); receivers learn who sent from a presence bitmap.
 * Endpoint exchanges count records only along edges where the values are
   used (the enclosing comprehension's condition, e.g. `(u, v) <- Edges(X)`).
+* A common-neighbour aggregation listing triangles within an edge set K
+  ships (and counts) only the neighbour-list entries of K's edges, not the
+  whole lists.
 
 Before::
 
@@ -57,6 +60,11 @@ def run(plan: Plan, log: PassLog) -> Plan:
                 s.exchange[k] = _records(dataclasses.replace(x, instr=dataclasses.replace(i, need=None)))
                 log.append(PassNote.on("prune", i, "no send condition for the endpoint values: "
                                        "the edge condition calls rand()"))
+            elif isinstance(i, ir.CommonReduce):  # counted where sent; within K, only K's list entries
+                s.exchange[k] = dataclasses.replace(x, spec=dataclasses.replace(
+                    x.spec, counted=True, need=i.within is not None))
+                if i.within is not None:
+                    log.append(PassNote.on("prune", i, f"neighbour lists sent only along the edges of {i.within}"))
             elif isinstance(i, ir.EndpointExchange):
                 s.exchange[k] = _records(x, need=i.need is not None)
                 if i.need is not None:
