@@ -1462,12 +1462,14 @@ def _ref_expand(fn, args):
         if isinstance(e, (A.SetComp, A.Agg)):
             m2 = dict(m)
             quals = []
+            bound: dict[str, str] = {}  # this comprehension's binders: a repeated one (common neighbours) stays
             for q in e.quals:
                 if isinstance(q, A.Generator):
                     src = q.source
                     src = A.NvalsSource(m2.get(src.centre, src.centre), src.out, src.span) \
                         if isinstance(src, A.NvalsSource) else ren(src, m2)
-                    new = {n: f"{n}%{next(_fresh_ref)}" for n in q.names}
+                    new = {n: bound.get(n) or f"{n}%{next(_fresh_ref)}" for n in q.names}
+                    bound.update(new)
                     m2.update(new)
                     quals.append(A.Generator(tuple(new[n] for n in q.names), src, q.span))
                 else:
