@@ -19,7 +19,6 @@ from g2pl.runtime.checkpoint import Checkpointer, graph_digest
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.engine import Runtime
 from g2pl.runtime.launch import RankWatchdog, program_started
-from g2pl.runtime.output import convert
 from g2pl.runtime.partition import LocalGraph, partition, resolve_renumber, whole, whole_by_degree
 from g2pl.runtime.stats import Stats
 
@@ -73,7 +72,7 @@ def merge_stats(comm, rt: Runtime) -> Stats:
 
 
 def execute(module: ModuleType, graph, argv: dict[str, Any], *, comm=None, time_limit: float | None = None,
-            **kw: Any) -> tuple[list[dict] | None, dict]:
+            **kw: Any) -> tuple[list[tuple] | None, dict]:
     """`_execute` under a rank watchdog (g2pl.runtime.launch): with several ranks and --time-limit, a
     rank that stops answering would otherwise keep the others blocked in a collective for ever."""
     comm = comm or SingleComm()
@@ -84,8 +83,11 @@ def execute(module: ModuleType, graph, argv: dict[str, Any], *, comm=None, time_
 def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_supersteps: int | None,
             comm=None, backend: str = "numpy", opt: int = 2, entry: str = "", renumber: str | None = None,
             progress=None, checkpoint: dict | None = None, time_limit: float | None = None
-            ) -> tuple[list[dict] | None, dict]:
-    """Run `module` on `graph`; returns (JSON values, stats dict) on rank 0, (None, stats) elsewhere.
+            ) -> tuple[list[tuple] | None, dict]:
+    """Run `module` on `graph`; returns (values, stats dict) on rank 0, (None, stats) elsewhere.
+
+    Values are (name, kind, type, value) in `return` order, each vertex or edge value one host array
+    aligned with `graph` (g2pl.returned); their JSON shapes are made only when asked for.
 
     `renumber`: "auto", "degree", "none" or None (see partition.resolve_renumber).
 
@@ -130,6 +132,5 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
         return None, stats.as_dict()
     stats.graph = {"name": graph.name, "n": int(graph.n), "m": int(graph.m), "directed": bool(graph.directed),
                    **{k: v for k, v in graph.info.items() if isinstance(v, (int, float, str, bool))}}
-    values = [{"name": n, "kind": k, "type": e, "value": convert(k, e, v, graph)} for (n, k, e, v) in raw]
-    return values, stats.as_dict()
+    return list(raw), stats.as_dict()
 
