@@ -38,13 +38,23 @@ def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
     return comm.c.recv(source=0, tag=7)
 
 
+def renumbering(graph, renumber: str | None) -> str | None:
+    """`resolve_renumber`, its "auto" decision (a pass over every degree) made once per graph."""
+    if renumber != "auto":
+        return resolve_renumber(graph, renumber)
+    if "_g2pl_auto_renumber" not in graph.__dict__:  # kept with the graph, as scatter_graph keeps its parts
+        graph.__dict__["_g2pl_auto_renumber"] = resolve_renumber(graph, renumber)
+    return graph.__dict__["_g2pl_auto_renumber"]
+
+
 def merge_stats(comm, rt: Runtime) -> Stats:
     """Per-superstep stats summed over ranks (times: the slowest rank), plus a per-rank breakdown."""
     st = rt.stats
     lg = rt.host_lg
     mine = {
         "rank": comm.rank, "vertices": int(lg.n), "local_edges": int(lg.m),
-        "edges_owned": int(np.count_nonzero(lg.edge_owned)), "ghosts": int(lg.n_ghosts),
+        "edges_owned": int(lg.m) if lg.size == 1 else int(np.count_nonzero(lg.edge_owned)),  # one rank owns all
+        "ghosts": int(lg.n_ghosts),
         "bytes_sent": int(sum(s.bytes for s in st.per_superstep)),
         "bytes_received": int(getattr(comm, "bytes_received", 0)),
         "comm_s": float(sum(s.comm_s for s in st.per_superstep)),
@@ -96,7 +106,7 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
     """
     comm = comm or SingleComm()
     t0 = time.perf_counter()
-    renumber = resolve_renumber(graph, renumber) if comm.rank == 0 else None
+    renumber = renumbering(graph, renumber) if comm.rank == 0 else None
     if comm.size > 1:
         renumber = comm.bcast(renumber)
     lg = scatter_graph(comm, graph, renumber)
