@@ -363,6 +363,17 @@ def result_array(res: Result, name: str, graph: Graph | None = None) -> np.ndarr
     raise G2PLError(f"`{name}` does not cover the edges of the graph given", file=_label(res))
 
 
+def _optional(module: str, what: str) -> Any:
+    """An optional package, or a G2PLError naming the command that installs it (the name `g2pl` on PyPI
+    is another project, so the hint is never `pip install g2pl[...]`)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise G2PLError(f"{what} needs {module}; install it with `pip install {module}`") from None
+
+
 def _python(x: np.ndarray) -> list:
     return x.tolist()
 
@@ -376,8 +387,7 @@ def result_to_networkx(res: Result, graph: Graph | None = None) -> Any:
     carry `weight` when the input had weights; without one, the nodes and
     edges are those the values list. Directed iff the run's graph was.
     """
-    import networkx as nx
-
+    nx = _optional("networkx", "Result.to_networkx()")
     g = _graph(res, graph)
     directed = g.directed if g is not None else bool(res.stats.get("graph", {}).get("directed", False))
     G = nx.DiGraph() if directed else nx.Graph()
@@ -436,8 +446,7 @@ def result_to_pandas(res: Result, kind: str | None = None, graph: Graph | None =
     one row (indexed by the procedure's name), a column per scalar. `kind=None`
     picks the first of those the result has (vertex values in most programs).
     """
-    import pandas as pd
-
+    pd = _optional("pandas", "Result.to_pandas()")
     present = [k for k in KINDS if any(kd == k for _n, kd, _e in res.kinds())]
     if kind is None:
         kind = present[0] if present else "scalar"
