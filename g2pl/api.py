@@ -21,6 +21,7 @@ from g2pl.errors import G2PLError
 from g2pl.graph import Graph, load_graph
 from g2pl.numtext import beyond_int64, shorten
 from g2pl.output_files import write_atomic
+from g2pl.returned import Returned
 from g2pl.runtime.checkpoint import run_identity
 from g2pl.runtime.driver import execute
 from g2pl.runtime.partition import RENUMBERINGS
@@ -28,18 +29,72 @@ from g2pl.runtime.partition import RENUMBERINGS
 __all__ = ["compile", "compile_file", "load_graph", "Program", "Result", "Graph", "parse_args"]
 
 
-@dataclass
+class _JSONValues:
+    """`Result.values` as a dataclass field: the JSON-shaped values, made from the arrays on first use
+    (a run's Result holds arrays; one built from `--output` JSON holds the JSON itself)."""
+
+    def __get__(self, res: Result | None, owner: type | None = None) -> Any:
+        if res is None:
+            return None  # the field's default
+        vals = res.__dict__.get("_values")
+        if vals is None and res.returned is not None:
+            vals = res.__dict__["_values"] = [res._json_entry(r) for r in res.returned]
+        return vals if vals is not None else []
+
+    def __set__(self, res: Result, value: list[dict] | None) -> None:
+        res.__dict__["_values"] = value
+        res.__dict__.pop("_json", None)
+
+
+@dataclass(repr=False)
 class Result:
-    """Outcome of a run: `values` and `stats` hold exactly what --output / --stats write."""
+    """Outcome of a run: the returned values and the statistics.
+
+    A run's values are kept as NumPy arrays (`returned`, `array(name)`); `values`, `res[name]` and
+    `output()` give exactly what --output writes, made on first use; `stats` is what --stats writes.
+    A Result can also be made from --output JSON alone: `Result(entry, values, stats)`.
+    """
 
     entry: str
-    values: list[dict]
-    stats: dict
+    values: list[dict] = _JSONValues()  # type: ignore[assignment]
+    stats: dict = field(default_factory=dict)
     #: The graph the program ran on (optional; lets `array`/`to_networkx`/`to_pandas` list every
     #: vertex and edge, which the JSON-shaped `values` of vertex/edge *sets* do not).
-    graph: Graph | None = field(default=None, repr=False, compare=False)
+    graph: Graph | None = field(default=None, compare=False)
+    #: The returned values as arrays aligned with `graph` (None for a Result made from JSON).
+    returned: list[Returned] | None = field(default=None, compare=False)
+
+    def __repr__(self) -> str:
+        names = ", ".join(f"{n} ({k} {t})" for n, k, t in self.kinds()) or "nothing"
+        st = self.stats or {}
+        steps = f", {st['supersteps']} supersteps, {st.get('time_s', 0.0):.3f} s" if "supersteps" in st else ""
+        return f"<g2pl Result of `{self.entry}`: {names}{steps}>"
+
+    def kinds(self) -> list[tuple[str, str, str]]:
+        """(name, kind, type) of every returned value, in `return` order (no conversion)."""
+        if self.returned is not None:
+            return [(r.name, r.kind, r.type) for r in self.returned]
+        return [(v["name"], v["kind"], v["type"]) for v in self.values]
+
+    def _json_entry(self, r: Returned) -> dict:
+        cache = self.__dict__.setdefault("_json", {})
+        if r.name not in cache:
+            cache[r.name] = r.entry(self.graph)
+        return cache[r.name]
+
+    def _returned(self, name: str) -> Returned | None:
+        for r in self.returned or ():
+            if r.name == name:
+                return r
+        return None
 
     def __getitem__(self, name: str) -> Any:
+        """One value in its --output JSON shape (converted on first use, for this value only)."""
+        if self.__dict__.get("_values") is None and self.returned is not None:
+            r = self._returned(name)
+            if r is None:
+                raise KeyError(name)
+            return self._json_entry(r)["value"]
         for v in self.values:
             if v["name"] == name:
                 return v["value"]
@@ -54,22 +109,31 @@ class Result:
     def write_stats(self, path: str | Path) -> None:
         write_atomic(path, json.dumps(self.stats, indent=1))
 
-    # ---- interop (g2pl/interop.py); `graph=` overrides `self.graph`
+    # ---- arrays and interop (g2pl/interop.py); `graph=` overrides `self.graph`
 
-    def ids(self, graph: Graph | None = None) -> np.ndarray:
-        """Original vertex IDs, ascending: the order of `array(...)` for vertex values."""
-        from g2pl.interop import result_ids
+    @property
+    def ids(self) -> np.ndarray:
+        """Original vertex IDs, ascending: the order of `array(...)` for vertex values (as `Graph.ids`).
 
-        return result_ids(self, graph)
+        (Calling it, `res.ids()` or `res.ids(graph=g)`, still works: the form before this was a
+        property.)"""
+        from g2pl.interop import CallableIds, result_ids
 
-    def edge_ids(self, graph: Graph | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(u_ids, v_ids) of every edge, ascending: the order of `array(...)` for edge values."""
-        from g2pl.interop import result_edge_ids
+        return CallableIds.wrap(result_ids(self, None), self)
 
-        return result_edge_ids(self, graph)
+    @property
+    def edge_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """(u_ids, v_ids) of every edge, ascending: the order of `array(...)` for edge values.
+
+        (Calling it, `res.edge_ids(graph=g)`, still works: the form before this was a property.)"""
+        from g2pl.interop import CallableEdgeIds, result_edge_ids
+
+        return CallableEdgeIds(result_edge_ids(self, None), self)
 
     def array(self, name: str, graph: Graph | None = None) -> np.ndarray:
-        """A returned value as a NumPy array aligned with `ids()` / `edge_ids()` (scalars: 0-d)."""
+        """A returned value as a NumPy array aligned with `ids` / `edge_ids` (scalars: 0-d).
+
+        For a run's Result this is the run's own array (read-only, not copied)."""
         from g2pl.interop import result_array
 
         return result_array(self, name, graph)
@@ -80,11 +144,18 @@ class Result:
 
         return result_to_networkx(self, graph)
 
-    def to_pandas(self, graph: Graph | None = None) -> dict:
-        """{"vertex": DataFrame by id, "edge": DataFrame by (u, v), "scalar": Series}, kinds present only."""
+    def to_pandas(self, kind: str | None = None, graph: Graph | None = None):
+        """One pandas DataFrame of the returned values of one kind.
+
+        `kind="vertex"`: indexed by original ID (`id`), a column per vertex graph or set;
+        `"edge"`: indexed by (`u`, `v`), a column per edge graph or set; `"scalar"`: one row, a column
+        per scalar.  Without `kind`: vertex values if the result has any, else edge values, else scalars.
+        """
         from g2pl.interop import result_to_pandas
 
-        return result_to_pandas(self, graph)
+        if isinstance(kind, Graph):  # the form before `kind` existed: to_pandas(graph)
+            kind, graph = None, kind
+        return result_to_pandas(self, kind, graph)
 
     def _repr_pretty_(self, p, cycle: bool) -> None:  # IPython display: a summary, not every value
         from g2pl.interop import result_summary
@@ -274,8 +345,10 @@ class Program:
         values, stats = execute(self.load(name), graph, argv, seed=seed, max_supersteps=max_supersteps,
                                 comm=comm, backend=backend, opt=self.opt, entry=name, renumber=renumber,
                                 progress=progress, checkpoint=ckpt, time_limit=time_limit)
-        return Result(name, values if values is not None else [], stats,
-                      graph=graph if isinstance(graph, Graph) else None)
+        if values is None:  # another rank than 0 under MPI: rank 0 holds the values
+            return Result(name, [], stats)
+        return Result(name, None, stats, graph=graph,
+                      returned=[Returned.of(n, k, e, v) for (n, k, e, v) in values])
 
 
 def compile(source: str | os.PathLike, opt: int = 2, disable: tuple[str, ...] | list[str] = (),  # noqa: A001

@@ -172,21 +172,24 @@ def _n(k: int, word: str) -> str:
     return f"{k} {word}{'' if k == 1 else 's'}"
 
 
-def _summarize(v: dict, limit: int = 8) -> str:
+def _summarize(v: dict, count: int, limit: int = 8) -> str:
+    """One line for one returned value: `v` is its --output entry (possibly only its first `limit`
+    entries, see interop.value_heads) and `count` how many entries the whole value lists."""
     val, kind, ty = v["value"], v["kind"], v["type"]
+    more = ", ..." if count > limit else ""
     if kind == "scalar":
         return f"{v['name']} ({ty}) = {val}"
     if kind == "vertex" and ty == "bool":
-        head = ", ".join(map(str, val[:limit])) + (", ..." if len(val) > limit else "")
-        return f"{v['name']} (vertex set) = {len(val)} {'vertex' if len(val) == 1 else 'vertices'} {{{head}}}"
+        head = ", ".join(map(str, val[:limit])) + more
+        return f"{v['name']} (vertex set) = {count} {'vertex' if count == 1 else 'vertices'} {{{head}}}"
     if kind == "vertex":
         items = list(val.items())
-        head = ", ".join(f"{k}: {x}" for k, x in items[:limit]) + (", ..." if len(items) > limit else "")
+        head = ", ".join(f"{k}: {x}" for k, x in items[:limit]) + more
         return f"{v['name']} (vertex graph of {ty}) = {{{head}}}"
     if ty == "bool":
-        head = ", ".join(f"({a},{b})" for a, b in val[:limit]) + (", ..." if len(val) > limit else "")
-        return f"{v['name']} (edge set) = {_n(len(val), 'edge')} {{{head}}}"
-    head = ", ".join(f"({a},{b}): {x}" for a, b, x in val[:limit]) + (", ..." if len(val) > limit else "")
+        head = ", ".join(f"({a},{b})" for a, b in val[:limit]) + more
+        return f"{v['name']} (edge set) = {_n(count, 'edge')} {{{head}}}"
+    head = ", ".join(f"({a},{b}): {x}" for a, b, x in val[:limit]) + more
     return f"{v['name']} (edge graph of {ty}) = {{{head}}}"
 
 
@@ -336,8 +339,10 @@ def _run(a: argparse.Namespace) -> int:
 
         plot_stats(res.stats, a.plot)
     if not quiet:
-        for v in res.values:
-            print(_summarize(v))
+        from g2pl.interop import value_heads
+
+        for v, count in value_heads(res, 8):
+            print(_summarize(v, count))
         s = res.stats
         print(f"stats: {_n(s['supersteps'], 'superstep')}, {_n(s['messages'], 'message')}, "
               f"{_n(s['bytes'], 'byte')} across ranks, {_n(s['ranks'], 'rank')}, backend {s['backend']}, "

@@ -351,15 +351,21 @@ def test_to_pandas(mixed):
     pd = pytest.importorskip("pandas")
     g = Graph.from_edges([10, 10, 20, 30], [20, 30, 30, 40], weight=[1.0, 3.0, 5.0, 0.5])
     res = mixed.run(g, args={"t": 2.0})
-    frames = res.to_pandas()
-    assert set(frames) == {"vertex", "edge", "scalar"}
-    vdf = frames["vertex"]
+    vdf = res.to_pandas()  # one DataFrame: the vertex values, as most programs return
+    assert isinstance(vdf, pd.DataFrame)
+    assert vdf.equals(res.to_pandas("vertex")) and vdf.equals(res.to_pandas(g))  # to_pandas(graph): older form
     assert list(vdf.columns) == ["Deg", "Big", "R"] and vdf.index.name == "id"
     assert vdf.loc[30, "Deg"] == 3 and not vdf.loc[40, "Big"]
-    edf = frames["edge"]
+    edf = res.to_pandas("edge")
     assert list(edf.index.names) == ["u", "v"] and list(edf.columns) == ["H", "W"]
     assert edf.loc[(20, 30), "W"] == 10.0 and bool(edf.loc[(20, 30), "H"])
-    assert isinstance(frames["scalar"], pd.Series) and frames["scalar"]["n"] == 4
+    sdf = res.to_pandas("scalar")
+    assert isinstance(sdf, pd.DataFrame) and list(sdf.columns) == ["n"] and sdf.loc["mixed", "n"] == 4
+    with pytest.raises(G2PLError, match="unknown kind 'vertices'"):
+        res.to_pandas("vertices")
     only = g2pl.compile(PROGRAMS / "bfs.g2pl").run(g, args={"root": 10}).to_pandas()
-    assert set(only) == {"vertex"}
-    assert only["vertex"]["Level"].to_dict() == {10: 0, 20: 1, 30: 1, 40: 2}
+    assert only["Level"].to_dict() == {10: 0, 20: 1, 30: 1, 40: 2}
+    m = g2pl.compile(PROGRAMS / "matching.g2pl").run(g).to_pandas()  # edge values only: the edge frame
+    assert list(m.index.names) == ["u", "v"] and list(m.columns) == ["M"]
+    bare = Result(res.entry, res.values, res.stats)  # from JSON: the same frames
+    assert bare.to_pandas().equals(vdf) and bare.to_pandas("edge").equals(edf)

@@ -159,6 +159,33 @@ def test_any_pull_over_some_rows_only(rows, data):
     assert got.tolist() == exp
 
 
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.integers(0, 30), min_size=1, max_size=12), data=st.data(), heads=st.booleans(),
+       budget=st.one_of(st.none(), st.integers(0, 300)))
+def test_any_pull_with_and_without_the_head_table(rows, data, heads, budget):
+    """The first rounds read each row's first neighbours from a table (rows shorter than the table
+    repeat their last entry); with it or without it, every row's answer is the segment's `or`."""
+    indptr = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    k = int(indptr[-1])
+    nbr = np.array(data.draw(st.lists(st.integers(0, 7), min_size=k, max_size=k)), dtype=np.int64)
+    x = np.array(data.draw(st.lists(st.booleans(), min_size=8, max_size=8)), dtype=bool)
+    pick = np.array(data.draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows))), dtype=bool)
+    seg = K.Segments(indptr)
+    if not heads:
+        seg.__dict__["_heads"] = (nbr, None)  # as for an adjacency too sparse for the table
+    got = K.any_pull(seg, nbr, x, budget=budget, rows=np.flatnonzero(pick))
+    if heads and any(p and r for p, r in zip(pick, rows)) and K.HEADS * len(rows) * 4 <= k * 8:
+        assert seg.__dict__["_heads"][1] is not None
+    exp = [bool(pick[r] and x[nbr[indptr[r]:indptr[r + 1]]].any()) for r in range(len(rows))]
+    if budget is None or budget >= k:
+        assert got is not None
+    if got is not None:
+        assert got.tolist() == exp
+    other = nbr[::-1].copy()  # the same rows with other neighbours: the table is made again
+    got = K.any_pull(seg, other, x)
+    assert got.tolist() == [bool(x[other[indptr[r]:indptr[r + 1]]].any()) for r in range(len(rows))]
+
+
 def test_segment_count_and_vid_min_max_empty_rows():
     rng = np.random.default_rng(5)
     for _ in range(30):

@@ -114,9 +114,8 @@ def scatter_reduce(ops, op: str, recv, vals, mask, n: int, elem: str, ids=None):
         sel = ops.nonzero(mask)
         recv, vals = recv[sel], vals[sel]
         ids = ids[sel] if ids is not None else None
-    counts = ops.bincount(recv, minlength=n)
     if op == "count":
-        return counts.astype(xp.int64)
+        return ops.bincount(recv, minlength=n).astype(xp.int64)
     if op == "or":
         out = xp.zeros(n, dtype=bool)
         out[recv[ops.nonzero(vals.astype(bool))]] = True
@@ -135,7 +134,7 @@ def scatter_reduce(ops, op: str, recv, vals, mask, n: int, elem: str, ids=None):
         ident = identity(base, v.dtype)
         best = xp.full(n, ident, dtype=v.dtype)
         (xp.minimum if base == "min" else xp.maximum).at(best, recv, v)
-        empty = counts == 0
+        empty = ops.bincount(recv, minlength=n) == 0  # (or/and/sum need no counts)
         if op in ("min", "max"):
             return xp.where(empty, empty_value(op, elem), best).astype(DTYPES[elem], copy=False)
         cand = v == best[recv]

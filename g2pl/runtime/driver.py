@@ -19,7 +19,6 @@ from g2pl.runtime.checkpoint import Checkpointer, graph_digest
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.engine import Runtime
 from g2pl.runtime.launch import RankWatchdog, program_started
-from g2pl.runtime.output import convert
 from g2pl.runtime.partition import LocalGraph, partition, resolve_renumber, whole, whole_by_degree
 from g2pl.runtime.stats import Stats
 
@@ -39,13 +38,23 @@ def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
     return comm.c.recv(source=0, tag=7)
 
 
+def renumbering(graph, renumber: str | None) -> str | None:
+    """`resolve_renumber`, its "auto" decision (a pass over every degree) made once per graph."""
+    if renumber != "auto":
+        return resolve_renumber(graph, renumber)
+    if "_g2pl_auto_renumber" not in graph.__dict__:  # kept with the graph, as scatter_graph keeps its parts
+        graph.__dict__["_g2pl_auto_renumber"] = resolve_renumber(graph, renumber)
+    return graph.__dict__["_g2pl_auto_renumber"]
+
+
 def merge_stats(comm, rt: Runtime) -> Stats:
     """Per-superstep stats summed over ranks (times: the slowest rank), plus a per-rank breakdown."""
     st = rt.stats
     lg = rt.host_lg
     mine = {
         "rank": comm.rank, "vertices": int(lg.n), "local_edges": int(lg.m),
-        "edges_owned": int(np.count_nonzero(lg.edge_owned)), "ghosts": int(lg.n_ghosts),
+        "edges_owned": int(lg.m) if lg.size == 1 else int(np.count_nonzero(lg.edge_owned)),  # one rank owns all
+        "ghosts": int(lg.n_ghosts),
         "bytes_sent": int(sum(s.bytes for s in st.per_superstep)),
         "bytes_received": int(getattr(comm, "bytes_received", 0)),
         "comm_s": float(sum(s.comm_s for s in st.per_superstep)),
@@ -73,7 +82,7 @@ def merge_stats(comm, rt: Runtime) -> Stats:
 
 
 def execute(module: ModuleType, graph, argv: dict[str, Any], *, comm=None, time_limit: float | None = None,
-            **kw: Any) -> tuple[list[dict] | None, dict]:
+            **kw: Any) -> tuple[list[tuple] | None, dict]:
     """`_execute` under a rank watchdog (g2pl.runtime.launch): with several ranks and --time-limit, a
     rank that stops answering would otherwise keep the others blocked in a collective for ever."""
     comm = comm or SingleComm()
@@ -84,8 +93,11 @@ def execute(module: ModuleType, graph, argv: dict[str, Any], *, comm=None, time_
 def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_supersteps: int | None,
             comm=None, backend: str = "numpy", opt: int = 2, entry: str = "", renumber: str | None = None,
             progress=None, checkpoint: dict | None = None, time_limit: float | None = None
-            ) -> tuple[list[dict] | None, dict]:
-    """Run `module` on `graph`; returns (JSON values, stats dict) on rank 0, (None, stats) elsewhere.
+            ) -> tuple[list[tuple] | None, dict]:
+    """Run `module` on `graph`; returns (values, stats dict) on rank 0, (None, stats) elsewhere.
+
+    Values are (name, kind, type, value) in `return` order, each vertex or edge value one host array
+    aligned with `graph` (g2pl.returned); their JSON shapes are made only when asked for.
 
     `renumber`: "auto", "degree", "none" or None (see partition.resolve_renumber).
 
@@ -94,7 +106,7 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
     """
     comm = comm or SingleComm()
     t0 = time.perf_counter()
-    renumber = resolve_renumber(graph, renumber) if comm.rank == 0 else None
+    renumber = renumbering(graph, renumber) if comm.rank == 0 else None
     if comm.size > 1:
         renumber = comm.bcast(renumber)
     lg = scatter_graph(comm, graph, renumber)
@@ -130,6 +142,5 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
         return None, stats.as_dict()
     stats.graph = {"name": graph.name, "n": int(graph.n), "m": int(graph.m), "directed": bool(graph.directed),
                    **{k: v for k, v in graph.info.items() if isinstance(v, (int, float, str, bool))}}
-    values = [{"name": n, "kind": k, "type": e, "value": convert(k, e, v, graph)} for (n, k, e, v) in raw]
-    return values, stats.as_dict()
+    return list(raw), stats.as_dict()
 

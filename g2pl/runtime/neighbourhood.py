@@ -143,6 +143,11 @@ class Neighbourhood:
 
     def _push(self, op: str, value, mask, pushed: tuple, elem: str):
         ne = self.lg.n_ext
+        if op == "or" and mask is None and not self.bk.is_array(value) and bool(value):
+            # `or [ true | ... ]` (BFS): every pushed entry's receiver holds, no per-entry values needed
+            out = self.xp.zeros(self.n, dtype=bool)
+            out[pushed[0]] = True
+            return out
         v = self.entries(value, ne)
         msk = None if mask is None else self.entries(mask, ne).astype(bool, copy=False)
         recv, snd, _eid = pushed
