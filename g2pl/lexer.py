@@ -44,8 +44,9 @@ __all__ = ["G2PLLexer"]
 KEYWORDS = ("procedure", "function", "while", "if", "then", "else", "return", "in", "nvals", "outnvals")
 BUILTIN_NAMES = ("V", "E", "empty", "emptyE", "id", "Weight")
 CONSTANTS = ("true", "false", "inf")
-AGGREGATIONS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count")
-BUILTIN_FUNCTIONS = ("min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float", "rand")
+AGGREGATIONS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count", "mode")
+BUILTIN_FUNCTIONS = ("min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float", "rand",
+                     "idiv", "imod", "bitand", "bitor", "bitxor", "bitnot", "shl", "shr")
 ELEM_TYPES = ("bool", "int", "float", "vid")
 SET_TYPES = ("vset", "eset")
 GRAPH_TYPES = ("vertex", "edge")

@@ -27,6 +27,7 @@ from oracles import (
     ref_densest,
     ref_hits,
     ref_kcore,
+    ref_lpa,
     ref_matching,
     ref_mis,
     ref_pagerank_numpy,
@@ -43,7 +44,7 @@ from g2pl.graph import load_graph
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM_DIR = ROOT / "programs"
 TESTED = {"bfs", "sssp", "pagerank", "cc", "pjcc", "kcore", "mis", "matching", "densest",
-          "scc", "wcc", "hits", "widest", "bipartite", "coloring"}
+          "scc", "wcc", "hits", "widest", "bipartite", "coloring", "lpa"}
 
 # (seed, number of vertices): three graphs of different sizes for every program.
 GRAPHS = [(101, 300), (202, 900), (303, 2500)]
@@ -164,6 +165,26 @@ def test_components(progs, prog, seed, n):
     got = vdict(res.values[0]["value"])
     assert got == ref_components(t.G)
     assert all(type(x) is int for x in got.values())
+
+
+# --------------------------------------------------------------------------- label propagation
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_lpa(progs, seed, n, directed):
+    t = random_graph(seed + 50, n, directed=directed)
+    for rounds in (0, 1, 4):
+        res = progs["lpa"].run(t.g, {"rounds": rounds})
+        assert vdict(res["L"]) == ref_lpa(t.G, rounds)
+        assert res.stats["supersteps"] <= 2 * rounds + 3
+
+
+def test_lpa_ties_go_to_the_smallest_label(progs):
+    # round 1: 5 sees labels {1, 2, 9, 10} and 7 sees {1, 2}: ties, the smallest wins; 1, 9 see 5; 3 is alone
+    g = from_edges([(5, 1), (5, 2), (5, 9), (5, 10), (7, 1), (7, 2)], isolated=[3])
+    got = vdict(progs["lpa"].run(g, {"rounds": 1})["L"])
+    assert got[7] == 1 and got[3] == 3 and got[1] == 5 and got[9] == 5 and got[5] == 1
 
 
 # --------------------------------------------------------------------------- k-core
