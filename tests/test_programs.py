@@ -88,7 +88,9 @@ def test_bfs(progs, seed, n, directed):
 def test_bfs_root_not_a_vertex(progs):
     t = random_graph(7, 200)
     missing = max(t.ids) + 1
-    got = progs["bfs"].run(t.g, {"root": missing})["Level"]
+    with pytest.raises(g2pl.G2PLError, match=f"argument `root={missing}`: {missing} is not a vertex of the graph"):
+        progs["bfs"].run(t.g, {"root": missing})
+    got = progs["bfs"].run(t.g, {"root": -1})["Level"]  # -1: no vertex, allowed
     assert set(got.values()) == {-1} and len(got) == t.g.n
 
 

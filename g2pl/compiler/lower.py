@@ -897,9 +897,13 @@ class Lowerer:
         if dom == "E":
             (pex,) = self.finish_edge([p.ex], e.span)
             p = Val(pex, p.kind, p.elem)
-        if isinstance(g.ex, ir.Const):
-            return Val(ir.Where("bool", e.span, ir.Op("bool", e.span, "!=", (p.ex, ir.Const("int", e.span, -1))),
-                                g.ex, ir.Const("bool", e.span, False)), p.kind, "bool")
+        if isinstance(g.ex, ir.Const):  # `p in V` (`empty`): is p a vertex?  Read its ID there (-1 if not)
+            if not g.ex.value:
+                return Val(ir.Const("bool", e.span, False), p.kind, "bool")
+            t = self.temp(ir.Ty(p.kind, "vid"))
+            self.emit(ir.RemoteRead(e.span, t, "@id", "vertex", dom, p.ex, "vid", origin=self.origin))
+            found = ir.Op("bool", e.span, "!=", (ir.Load("vid", e.span, t, p.kind, "here"), ir.Const("int", e.span, -1)))
+            return Val(found, p.kind, "bool")
         var = g.ex.var if isinstance(g.ex, ir.Load) else "@id"
         t = self.temp(ir.Ty(p.kind, g.elem))
         self.emit(ir.RemoteRead(e.span, t, var, "vertex", dom, p.ex, g.elem, origin=self.origin))
