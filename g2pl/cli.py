@@ -1,4 +1,4 @@
-"""Command-line tools `g2plc` and `g2pl` (spec section 8).
+"""Command-line tools `g2plc` and `g2pl` (docs/language.md, "Command line and exit status"; docs/cli.md).
 
 Exit status: 0 success, 1 runtime failure, 2 bad input (program, graph,
 arguments).  Errors are one message on stderr naming the file (and for

@@ -16,7 +16,7 @@ Out (a `Result` of `Program.run`)::
     res.to_networkx(graph)  # values as node / edge attributes (scalars in G.graph)
     res.to_pandas()         # {"vertex": DataFrame, "edge": DataFrame, "scalar": Series}
 
-A `Result` holds the JSON-shaped values of `--output` (spec section 8). Those
+A `Result` holds the JSON-shaped values of `--output` (docs/language.md, "Output"). Those
 alone determine every vertex graph and edge graph completely (they list every
 vertex / edge); a vertex *set* or edge *set* lists only its members, so its
 bool array also needs the graph's full vertex / edge list. That comes, in this
@@ -25,7 +25,7 @@ when it passes the graph), or from another vertex graph / edge graph in the
 same result; otherwise a `G2PLError` says to pass `graph=`.
 
 Orders: vertices ascend by original ID; edges ascend by (u, v), where on an
-undirected graph u is the endpoint with the smaller original ID (spec 4.1) --
+undirected graph u is the endpoint with the smaller original ID (docs/language.md, "Comprehensions") --
 the same order as the JSON lists and as `Graph.src`/`Graph.dst`.
 """
 

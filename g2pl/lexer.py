@@ -2,7 +2,7 @@
 
 Registered under the `pygments.lexers` entry point as `g2pl`, so once the
 package is installed `pygments.lexers.get_lexer_by_name("g2pl")` finds it.
-Token classes follow spec sections 1-4:
+Token classes follow docs/language.md ("Lexical rules"):
 
 =====================================================  ==========================
 keywords (procedure function while if then else       Keyword

@@ -3,7 +3,7 @@
 Three parts, used by `tests/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py` (the big runs):
 
 * `generate(seed)` builds a random WELL-TYPED program (`GenProgram`) from the grammar and the
-  type rules of the spec: scalar / vertex / edge values of bool, int, float and vid; sets and
+  type rules of docs/language.md: scalar / vertex / edge values of bool, int, float and vid; sets and
   edge sets with `||`, `&&`, `\\`, `!`; lifted arithmetic; `?:`; vertex and edge comprehensions;
   global, neighbourhood (`nvals`, `outnvals`, `(u, e) <- nvals v`) and edge aggregations;
   nested comprehensions; macro functions; remote reads `G[p]`; `rand()`; `if`/`else`; `while`
@@ -1335,7 +1335,7 @@ def mpi_check(prog: GenProgram | str, cmd: list[str], info: dict[str, Any], whic
 # =====================================================================================
 #
 # Evaluates the parsed program directly on the whole graph with NumPy (no IR, no plan, no
-# supersteps, no generated code), following the spec: binders are index arrays over a
+# supersteps, no generated code), following docs/language.md: binders are index arrays over a
 # domain (all vertices, all edges, or the adjacency entries of a neighbourhood aggregation),
 # whole-graph sub-expressions are evaluated at top level, neighbourhood aggregations are
 # computed for every vertex and read at their centre. Only the variables' element types come

@@ -1,6 +1,6 @@
 """Test oracles: random graphs with awkward IDs, and independent reference implementations.
 
-Everything here is written from the algorithm descriptions (spec section 7, the
+Everything here is written from the algorithm descriptions (docs/language.md, the
 papers' Fig. 1 and Fig. 4, Luby's MIS), in plain Python / NumPy over networkx
 graphs keyed by ORIGINAL vertex IDs, never from the G2PL programs or the
 compiler's output, so a disagreement points at the compiler or the runtime.

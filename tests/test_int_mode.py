@@ -184,3 +184,16 @@ def test_mode_and_int_functions_across_ranks(tmp_path: Path, n: int) -> None:
         got = {v["name"]: v["value"] for v in json.loads(out.read_text())["values"]}
         G = t.G.subgraph([v for v in t.G.nodes if t.G.degree(v) > 0])  # the file has no isolated vertices
         _check_mode(got, mode_answers(G))
+
+
+def test_the_tutorials_label_propagation_is_programs_lpa() -> None:
+    import re
+
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    src = re.search(r"Save as `tut/lpa.g2pl`:\n\n```g2pl\n(.*?)```", text, re.S).group(1)
+    g = g2pl.Graph.from_edges([1, 1, 2, 3, 4, 5, 6, 7, 7], [2, 3, 3, 4, 5, 6, 7, 4, 8])
+    for rounds in (1, 2, 5):
+        want = g2pl.compile(ROOT / "programs" / "lpa.g2pl").run(g, {"rounds": rounds})["L"]
+        assert g2pl.compile(src).run(g, {"rounds": rounds})["L"] == want
+    assert g2pl.compile(src).run(g, {"rounds": 1})["L"] == {  # as printed in the tutorial
+        "1": 2, "2": 1, "3": 1, "4": 3, "5": 4, "6": 5, "7": 4, "8": 7}

@@ -131,3 +131,23 @@ def test_remote_reads_of_non_vertices_give_the_default(tmp_path, n):
         assert got["Q"] == [10, 40] and got["T"] == [10, 40]
         assert got["H"] == {"10": 11, "11": -1, "30": -1, "40": 41, "41": -1}
         assert got["s"] == s and got["b"] is b
+
+
+def test_the_reference_is_self_contained():
+    """docs/language.md is the whole reference: nothing in the repository points to a language
+    definition or papers kept outside it."""
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    pointers = ("shared/spec", "shared/papers", "spec/G2PL", "spec section", "papers 00", "paper 00", "§")
+    found = []
+    for name in files:
+        path = ROOT / name
+        if path.suffix not in (".py", ".md", ".lark", ".j2", ".g2pl", ".toml", ".txt", "") or not path.is_file():
+            continue
+        text = path.read_text(errors="replace")
+        found += [f"{name}: {p}" for p in pointers if p in text and name != "tests/test_lang_errors.py"]
+    assert not found, found
+    doc = (ROOT / "docs" / "language.md").read_text()
+    for section in ("## Lexical rules", "## Grammar", "## Integer functions", "## Aggregators", "## Remote reads",
+                    "## Execution model", "## Input graphs", "## Command line and exit status", "## Output"):
+        assert section in doc
+    assert "| `mode` |" in doc

@@ -3,7 +3,7 @@
 Each program runs on several random graphs (sparse shuffled original IDs,
 several components, isolated vertices, self-loops and duplicate edges in the
 input; directed and weighted variants where they apply) and on the built-in
-generators, and its JSON output (spec section 8) is compared with networkx or
+generators, and its JSON output (docs/language.md, "Output") is compared with networkx or
 with the reference implementations in `oracles.py`.
 """
 

@@ -1,4 +1,4 @@
-"""Type checking and lowering: `ast.Procedure` -> `ir.ProcIR` (spec sections 2-4).
+"""Type checking and lowering: `ast.Procedure` -> `ir.ProcIR` (docs/language.md).
 
 One walk both checks the kind/type rules and produces IR, so every error is
 raised where the offending AST node (and its span) is at hand.  Aggregations

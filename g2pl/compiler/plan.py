@@ -1,4 +1,4 @@
-"""The superstep plan: a state machine over blocks split at exchanges (spec section 5, paper Fig. 3).
+"""The superstep plan: a state machine over blocks split at exchanges (docs/language.md, "Execution model").
 
 A *state* runs local instructions, then (optionally) one group of exchanges,
 then a transition: `Goto`, `Branch` on a scalar condition (evaluated after the

@@ -40,7 +40,7 @@ class HostOps:
 
 
 def seg_reduce(ops, seg, op: str, value, mask, elem: str, ids_of_entry=None):
-    """Aggregate per-entry `value` into rows with the spec's empty and tie rules."""
+    """Aggregate per-entry `value` into rows with the language's empty and tie rules."""
     xp, select = ops.xp, ops.select
     if op == "count":
         return (seg.counts if mask is None else seg.count(mask)).astype(xp.int64)
