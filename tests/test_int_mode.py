@@ -197,3 +197,22 @@ def test_the_tutorials_label_propagation_is_programs_lpa() -> None:
         assert g2pl.compile(src).run(g, {"rounds": rounds})["L"] == want
     assert g2pl.compile(src).run(g, {"rounds": 1})["L"] == {  # as printed in the tutorial
         "1": 2, "2": 1, "3": 1, "4": 3, "5": 4, "6": 5, "7": 4, "8": 7}
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["packed-keys", "two-sorts"])
+def test_group_mode_kernel_against_counting(wide: bool) -> None:
+    """Both paths of the kernel (one sort of packed keys; two stable sorts when values span too much)."""
+    from g2pl.runtime.array_kernels import HostOps, group_mode
+
+    rng = np.random.default_rng(4)
+    n, k = 50, 2000
+    owner = rng.integers(0, n - 5, k).astype(np.int64)  # the last receivers get nothing
+    vals = rng.integers(-4, 5, k).astype(np.int64)
+    if wide:
+        vals = np.where(vals > 2, np.iinfo(np.int64).max - vals, np.where(vals < -2, np.iinfo(np.int64).min + 4 + vals, vals))
+    mask = rng.random(k) < 0.8
+    got = group_mode(HostOps, owner, vals, mask, n, "int")
+    want = [ref_mode(vals[(owner == r) & mask].tolist(), 0) for r in range(n)]
+    assert got.tolist() == want
+    assert group_mode(HostOps, owner, vals > 0, None, n, "bool").tolist() == [
+        ref_mode((vals[owner == r] > 0).tolist(), False) for r in range(n)]

@@ -99,8 +99,9 @@ def group_mode(ops, owner, value, mask, n: int, elem: str):
     """`mode` per receiver: the value most frequent among each receiver's entries (`owner`: the
     receiver of each entry, in any order), ties to the smaller value, the default where none.
 
-    Not combinable at the senders: the entries are sorted by (receiver, value) with two stable
-    sorts, equal pairs form runs, and each receiver takes its first longest run."""
+    Not combinable at the senders: the entries are sorted by (receiver, value) -- one sort of
+    `receiver * span + value` keys when they fit in int64, else two stable sorts --, equal pairs
+    form runs, and each receiver takes its first longest run."""
     xp = ops.xp
     out = xp.full(n, DEFAULTS[elem], dtype=DTYPES[elem])
     v = value.astype(xp.int64)
@@ -110,14 +111,24 @@ def group_mode(ops, owner, value, mask, n: int, elem: str):
     k = len(v)
     if k == 0:
         return out
-    order = xp.argsort(v, kind="stable")
-    order = order[xp.argsort(owner[order], kind="stable")]
-    o, s = owner[order], v[order]
-    brk = xp.ones(k, dtype=bool)
-    brk[1:] = (o[1:] != o[:-1]) | (s[1:] != s[:-1])
-    starts = ops.nonzero(brk)
+    lo = int(ops.item(v.min()))
+    span = int(ops.item(v.max())) - lo + 1
+    if n * span < 2**62:
+        key = xp.sort(owner * span + (v - lo))
+        brk = xp.ones(k, dtype=bool)
+        brk[1:] = key[1:] != key[:-1]
+        starts = ops.nonzero(brk)
+        rk = key[starts]
+        ro, rv = rk // span, rk % span + lo
+    else:
+        order = xp.argsort(v, kind="stable")
+        order = order[xp.argsort(owner[order], kind="stable")]
+        o, s = owner[order], v[order]
+        brk = xp.ones(k, dtype=bool)
+        brk[1:] = (o[1:] != o[:-1]) | (s[1:] != s[:-1])
+        starts = ops.nonzero(brk)
+        ro, rv = o[starts], s[starts]
     lens = xp.diff(xp.concatenate([starts, xp.full(1, k, dtype=starts.dtype)]))
-    ro, rv = o[starts], s[starts]
     longest = xp.zeros(n, dtype=lens.dtype)
     xp.maximum.at(longest, ro, lens)
     cand = ops.nonzero(lens == longest[ro])  # runs in (receiver, value) order: the first is the smallest
