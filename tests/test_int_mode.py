@@ -216,3 +216,18 @@ def test_group_mode_kernel_against_counting(wide: bool) -> None:
     assert got.tolist() == want
     assert group_mode(HostOps, owner, vals > 0, None, n, "bool").tolist() == [
         ref_mode((vals[owner == r] > 0).tolist(), False) for r in range(n)]
+
+
+def test_plan_and_explain_show_how_mode_is_reduced(tmp_path: Path, capsys) -> None:
+    from g2pl.cli import g2pl_main
+
+    src = tmp_path / "m.g2pl"
+    src.write_text("main() {\n  M = { mode [ u | u <- nvals v ] | v <- V };\n  g = mode [ id | v <- V ];\n"
+                   "  return M, g;\n}\n")
+    assert g2pl_main(["plan", str(src)]) == 0
+    plan = capsys.readouterr().out
+    assert "M = mode of" in plan and "no combiner: each receiver counts its neighbours' values" in plan
+    assert g2pl_main(["explain", str(src), "-O0"]) == 0
+    text = capsys.readouterr().out
+    assert "mode over in-neighbours -> M" in text and "no combiner: values counted per receiver" in text
+    assert "each rank's (value, count) pairs, gathered by every rank and merged" in text
