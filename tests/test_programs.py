@@ -256,7 +256,7 @@ def test_densest(progs, seed, n, shapes):
 
 @pytest.mark.parametrize("prog,args", [
     ("bfs", None), ("sssp", None), ("pagerank", {"iters": 30, "damping": 0.85}), ("cc", {}), ("pjcc", {}),
-    ("kcore", {"k": 3}), ("mis", {}), ("matching", {}), ("densest", {}),
+    ("kcore", {"k": 3}), ("mis", {}), ("matching", {}), ("densest", {}), ("lpa", {"rounds": 6}),
 ])
 def test_optimisation_levels_agree(prog, args):
     t = random_graph(55, 700, weighted=True, shapes=("dense", "tree", "cycle"))
@@ -430,10 +430,10 @@ def test_densest_prefers_clique():
 
 @pytest.mark.parametrize("prog,args", [
     ("bfs", None), ("cc", {}), ("kcore", {"k": 3}), ("mis", {}), ("matching", {}), ("densest", {}),
-    ("sssp", None), ("pagerank", {"iters": 5, "damping": 0.85}),
+    ("sssp", None), ("pagerank", {"iters": 5, "damping": 0.85}), ("lpa", {"rounds": 3}),
 ])
 def test_O0_messages_follow_the_naive_formula(prog, args):
-    # Spec 5: at -O0 every exchange superstep sends one record per adjacency entry (2|E| undirected).
+    # At -O0 every exchange superstep sends one record per adjacency entry (2|E| undirected).
     t = random_graph(61, 500)
     if args is None:
         args = {"root": pick_roots(t)[0]}
