@@ -280,7 +280,9 @@ class Runtime:
         out = []
         for j, (op, e, vk, _p) in enumerate(self._aggs):
             if j in self._modes:  # every rank's histogram, merged the same way on every rank
-                r = merge_mode(self.comm.allgather(self._modes[j]), e)
+                own = self._modes[j]
+                r = merge_mode(self.comm.allgather(own), e)
+                self.comm.bytes_sent += sum(a.nbytes for a in own) * (self.comm.size - 1)
             else:
                 r = self.bk.finish(op, e, vk, res[2 * j:2 * j + 2])
             out.append(self.bk.int64(r) if isinstance(r, int) and not isinstance(r, bool) else r)
