@@ -239,6 +239,17 @@ def parse_args(params: list[tuple[str, ir.Ty]], given: dict[str, Any], entry: st
     return out
 
 
+def check_vertex_args(params: list[tuple[str, ir.Ty]], argv: dict[str, Any], graph: Graph) -> None:
+    """A `vid` argument must name a vertex of the graph (or be -1, no vertex): a mistyped ID would
+    otherwise run silently as a vertex that is not there."""
+    for p, t in params:
+        v = argv.get(p)
+        if t.elem == "vid" and v is not None and v != -1 and graph.id_to_index(np.array([v]))[0] < 0:
+            span = f"IDs {int(graph.ids[0])}..{int(graph.ids[-1])}" if graph.n else "no vertices"
+            raise G2PLError(f"argument `{p}={v}`: {v} is not a vertex of the graph ({graph.n} vertices, "
+                            f"{span}); pass a vertex's ID, or -1 for no vertex")
+
+
 class Program:
     """A compiled G2PL program (all procedures type-checked and lowered)."""
 
@@ -332,6 +343,8 @@ class Program:
         rank = 0 if comm is None else comm.rank
         if isinstance(graph, str) and rank == 0:
             graph = load_graph(graph, directed=directed, seed=seed)
+        if isinstance(graph, Graph):
+            check_vertex_args(comp.proc.params, argv, graph)
         ckpt = None
         if checkpoint is not None or resume is not None:
             if checkpoint is not None and resume is not None and Path(checkpoint) != Path(resume):

@@ -1,4 +1,4 @@
-"""Command-line tools `g2plc` and `g2pl` (spec section 8).
+"""Command-line tools `g2plc` and `g2pl` (docs/language.md, "Command line and exit status"; docs/cli.md).
 
 Exit status: 0 success, 1 runtime failure, 2 bad input (program, graph,
 arguments).  Errors are one message on stderr naming the file (and for
@@ -273,7 +273,7 @@ def _run(a: argparse.Namespace) -> int:
     prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)
     entry = prog.entry_name(a.entry)
     args = _parse_kv(a.arg)
-    from g2pl.api import parse_args
+    from g2pl.api import check_vertex_args, parse_args
 
     parse_args(prog.params(entry), args, entry)  # fail on bad arguments before loading a big graph
     from g2pl.runtime import alloc
@@ -283,6 +283,7 @@ def _run(a: argparse.Namespace) -> int:
     if rank0:
         try:
             graph = g2pl.load_graph(a.graph, directed=a.directed, seed=a.seed)
+            check_vertex_args(prog.params(entry), parse_args(prog.params(entry), args, entry), graph)
         except G2PLError as err:
             failure = err.with_context(file=a.graph)
     if comm is not None:

@@ -18,8 +18,8 @@ Out (a `Result` of `Program.run`)::
 
 A run's `Result` keeps the returned values as arrays aligned with the graph it
 ran on (g2pl/returned.py), so these cost nothing or one pass over the arrays.
-A `Result` can also be made from the JSON-shaped values of `--output` (spec
-section 8). Those alone determine every vertex graph and edge graph
+A `Result` can also be made from the JSON-shaped values of `--output` (docs/language.md,
+"Output"). Those alone determine every vertex graph and edge graph
 completely (they list every vertex / edge); a vertex *set* or edge *set*
 lists only its members, so its bool array also needs the graph's full vertex
 / edge list. That comes, in this order, from the `graph=` argument, from
@@ -27,7 +27,7 @@ lists only its members, so its bool array also needs the graph's full vertex
 result; otherwise a `G2PLError` says to pass `graph=`.
 
 Orders: vertices ascend by original ID; edges ascend by (u, v), where on an
-undirected graph u is the endpoint with the smaller original ID (spec 4.1) --
+undirected graph u is the endpoint with the smaller original ID (docs/language.md, "Comprehensions") --
 the same order as the JSON lists and as `Graph.src`/`Graph.dst`.
 """
 

@@ -2,7 +2,7 @@
 
 Registered under the `pygments.lexers` entry point as `g2pl`, so once the
 package is installed `pygments.lexers.get_lexer_by_name("g2pl")` finds it.
-Token classes follow spec sections 1-4:
+Token classes follow docs/language.md ("Lexical rules"):
 
 =====================================================  ==========================
 keywords (procedure function while if then else       Keyword
@@ -44,8 +44,9 @@ __all__ = ["G2PLLexer"]
 KEYWORDS = ("procedure", "function", "while", "if", "then", "else", "return", "in", "nvals", "outnvals")
 BUILTIN_NAMES = ("V", "E", "empty", "emptyE", "id", "Weight")
 CONSTANTS = ("true", "false", "inf")
-AGGREGATIONS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count")
-BUILTIN_FUNCTIONS = ("min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float", "rand")
+AGGREGATIONS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count", "mode")
+BUILTIN_FUNCTIONS = ("min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float", "rand",
+                     "idiv", "imod", "bitand", "bitor", "bitxor", "bitnot", "shl", "shr")
 ELEM_TYPES = ("bool", "int", "float", "vid")
 SET_TYPES = ("vset", "eset")
 GRAPH_TYPES = ("vertex", "edge")

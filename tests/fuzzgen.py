@@ -3,7 +3,7 @@
 Three parts, used by `tests/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py` (the big runs):
 
 * `generate(seed)` builds a random WELL-TYPED program (`GenProgram`) from the grammar and the
-  type rules of the spec: scalar / vertex / edge values of bool, int, float and vid; sets and
+  type rules of docs/language.md: scalar / vertex / edge values of bool, int, float and vid; sets and
   edge sets with `||`, `&&`, `\\`, `!`; lifted arithmetic; `?:`; vertex and edge comprehensions;
   global, neighbourhood (`nvals`, `outnvals`, `(u, e) <- nvals v`) and edge aggregations;
   common-neighbour aggregations in edge comprehensions (`w <- nvals u, w in nvals v`,
@@ -13,7 +13,9 @@ Three parts, used by `tests/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py
   Values are kept deterministic for any evaluation order: no float `sum`/`avg` results (floats
   only through elementwise operations and `min`/`max`), no NaN (no `0/0`, `inf - inf`,
   `inf * 0`, `log`, `sqrt` of negatives, and `max` over possibly-empty float sets is clamped),
-  `%` only by positive literals, remote reads only at valid vertex IDs or -1. Int literals are
+  remote reads only at valid vertex IDs or -1.  Integer functions (`idiv`, `imod`/`%` by any
+  divisor, 0 included; `bitand` `bitor` `bitxor` `bitnot`; `shl`/`shr` by counts past 63 and
+  negative ones) and `mode` (int, vid and bool heads, global and per neighbourhood) are drawn too. Int literals are
   now and then int64 extremes and `int()` takes floats too, so int64 wrap-around and `int(inf)`
   (saturating) are compared on every path.
 * `differential(prog, graphs)` compiles the program at -O0, -O1, -O2 and -O2 with each pass
@@ -439,8 +441,10 @@ class ProgramGenerator:
             return f"({self.sub(ctx, a, ea, d)} {op} {self.sub(ctx, b, 'int', d)})"
         if r < 0.36:
             return f"(-{self.sub(ctx, kind, 'int', d)})"
-        if r < 0.42:
+        if r < 0.39:
             return f"({self.sub(ctx, kind, self.pick(['int', 'vid']), d)} % {self.pick(['2', '3', '5', '7'])})"
+        if r < 0.45:
+            return self.int_fn(ctx, kind, d)
         if r < 0.50:
             a, b = self.operand_kinds(kind, 2)
             f = self.pick(["min", "max"])
@@ -460,6 +464,21 @@ class ProgramGenerator:
         if r < 0.94 and kind in ("vertex", "edge"):
             return self.comprehension(kind, "int", d)
         return self.call_fn(ctx, kind, "int", d)
+
+    def int_fn(self, ctx: Ctx, kind: str, d: int) -> str:
+        """An integer function: division and remainder (any divisor, 0 and negatives too), bitwise
+        operations and shifts (counts past 63 and negative ones too)."""
+        f = self.pick(["idiv", "imod", "%", "bitand", "bitor", "bitxor", "bitnot", "shl", "shr"])
+        lits = ["0", "1", "3", "63", "64", "70", "(-2)"] if f in ("shl", "shr") else ["0", "3", "(-2)", "(-1)", "7"]
+        if f == "bitnot" or self.chance(0.6 if f in ("shl", "shr") else 0.4):  # x has the result's kind
+            a, y = kind, self.pick(lits)
+        else:
+            a, b = self.operand_kinds(kind, 2)
+            y = self.sub(ctx, b, "int", d)
+        x = self.sub(ctx, a, self.pick(["int", "int", "vid"]), d)
+        if f == "bitnot":
+            return f"bitnot({x})"
+        return f"({x} % {y})" if f == "%" else f"{f}({x}, {y})"
 
     def g_float(self, ctx: Ctx, kind: str, d: int) -> str | None:
         # Invariant: never NaN, never -inf (see the module docstring).
@@ -649,9 +668,9 @@ class ProgramGenerator:
     def agg_body(self, ctx: Ctx, elem: str, d: int, vertex_gen: bool) -> tuple[str, str] | None:
         """(op, head) of an aggregation producing `elem`, with the head generated in `ctx`."""
         if elem == "bool":
-            return self.pick(["and", "or"]), self.gen(ctx, "local", "bool", d - 1)
+            return self.pick(["and", "or", "and", "or", "mode"]), self.gen(ctx, "local", "bool", d - 1)
         if elem == "int":
-            op = self.pick(["sum", "sum", "count", "min", "max"])
+            op = self.pick(["sum", "sum", "count", "min", "max", "mode"])
             if op == "sum":
                 return op, self.small_int(ctx, d)
             if op == "count":
@@ -662,7 +681,7 @@ class ProgramGenerator:
         # vid
         if vertex_gen and self.chance(0.7):
             return self.pick(["argmin", "argmax"]), self.gen(ctx, "local", self.pick(["int", "float"]), d - 1)
-        return self.pick(["min", "max"]), self.gen(ctx, "local", "vid", d - 1)
+        return self.pick(["min", "max", "mode"]), self.gen(ctx, "local", "vid", d - 1)
 
     def wrap_agg(self, op: str, elem: str, text: str) -> str:
         if op == "max" and elem == "float":
@@ -1341,7 +1360,7 @@ def mpi_check(prog: GenProgram | str, cmd: list[str], info: dict[str, Any], whic
 # =====================================================================================
 #
 # Evaluates the parsed program directly on the whole graph with NumPy (no IR, no plan, no
-# supersteps, no generated code), following the spec: binders are index arrays over a
+# supersteps, no generated code), following docs/language.md: binders are index arrays over a
 # domain (all vertices, all edges, or the adjacency entries of a neighbourhood aggregation),
 # whole-graph sub-expressions are evaluated at top level, neighbourhood aggregations are
 # computed for every vertex and read at their centre. Only the variables' element types come
@@ -1410,6 +1429,40 @@ def _float_to_int(x: float) -> int:
     if x < -(2.0**63):
         return INT64_MIN
     return int(x)
+
+
+def _wrap64(x: int) -> int:
+    x %= 2**64
+    return x - 2**64 if x >= 2**63 else x
+
+
+def _ref_mod(a: int, b: int) -> int:
+    return a if b == 0 else a % b  # Python's %: the sign of the divisor
+
+
+def _ref_shl(a: int, n: int) -> int:
+    return _wrap64(a << min(n, 64)) if n >= 0 else a >> min(-n, 64)
+
+
+#: the integer functions with Python integers, element by element (independent of runtime/intops.py)
+_INT_REF: dict[str, Callable[..., int]] = {
+    "idiv": lambda a, b: 0 if b == 0 else _wrap64(a // b),
+    "imod": _ref_mod,
+    "bitand": lambda a, b: a & b,
+    "bitor": lambda a, b: a | b,
+    "bitxor": lambda a, b: a ^ b,
+    "bitnot": lambda a: ~a,
+    "shl": _ref_shl,
+    "shr": lambda a, n: _ref_shl(a, -n) if n < 0 else a >> min(n, 64),
+}
+
+
+def _int_ref(fn: Callable[..., int], *args):
+    """`fn` over int64 arrays or scalars (broadcast), with Python integers."""
+    arrs = np.broadcast_arrays(*(np.asarray(a, dtype=np.int64) for a in args))
+    out = np.array([fn(*(int(v) for v in vals)) for vals in zip(*(a.ravel() for a in arrs))], dtype=np.int64)
+    out = out.reshape(arrs[0].shape)
+    return out if any(isinstance(a, np.ndarray) and a.ndim for a in args) else np.int64(out[()])
 
 
 def _cast(data, elem: str):
@@ -1682,7 +1735,7 @@ class Reference:
         if op == "/":
             return RV(kind, "float", np.true_divide(_cast(x, "float"), _cast(y, "float")))
         if op == "%":
-            return RV(kind, "int", np.mod(_cast(x, "int"), _cast(y, "int")))
+            return RV(kind, "int", _int_ref(_ref_mod, _cast(x, "int"), _cast(y, "int")))
         elem = "float" if "float" in (a.elem, b.elem) else "int"
         x, y = _cast(x, elem), _cast(y, elem)
         r = {"+": np.add, "-": np.subtract, "*": np.multiply}[op](x, y)
@@ -1724,6 +1777,8 @@ class Reference:
             return RV(kind, "int", _cast(a.data, "int"))
         if f == "float":
             return RV(kind, "float", _cast(a.data, "float"))
+        if f in _INT_REF:
+            return RV(kind, "int", _int_ref(_INT_REF[f], *(_cast(x.data, "int") for x in args)))
         fn = {"sqrt": np.sqrt, "log": np.log, "exp": np.exp, "floor": np.floor, "ceil": np.ceil}[f]
         return RV(kind, "float", fn(_cast(a.data, "float")))
 
@@ -1821,6 +1876,13 @@ class Reference:
                     return elem, np.int64(-1)
                 return elem, np.int64(INT64_MAX if op == "min" else INT64_MIN)
             return elem, _NPT[elem](vals.min() if op == "min" else vals.max())
+        if op == "mode":  # most frequent, ties to the smaller value, the default for none
+            if len(vals) == 0:
+                return elem, _NPT[elem](_DEF[elem])
+            counts: dict = {}
+            for x in vals.tolist():
+                counts[x] = counts.get(x, 0) + 1
+            return elem, _NPT[elem](min(counts, key=lambda x: (-counts[x], x)))
         if op in ("argmin", "argmax"):
             if len(vals) == 0:
                 return "vid", np.int64(-1)

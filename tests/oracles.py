@@ -1,6 +1,6 @@
 """Test oracles: random graphs with awkward IDs, and independent reference implementations.
 
-Everything here is written from the algorithm descriptions (spec section 7, the
+Everything here is written from the algorithm descriptions (docs/language.md, the
 papers' Fig. 1 and Fig. 4, Luby's MIS), in plain Python / NumPy over networkx
 graphs keyed by ORIGINAL vertex IDs, never from the G2PL programs or the
 compiler's output, so a disagreement points at the compiler or the runtime.
@@ -376,3 +376,19 @@ def ref_widest(G: nx.Graph, root: int) -> dict[int, float]:
 
 def is_proper_coloring(G: nx.Graph, color: dict[int, int]) -> bool:
     return all(color[v] >= 0 for v in G.nodes) and all(color[a] != color[b] for a, b in G.edges)
+
+
+def ref_lpa(G: nx.Graph, rounds: int) -> dict[int, int]:
+    """Synchronous label propagation, directly: labels start as the IDs; each round every vertex takes
+    the most frequent label among its (in-)neighbours, ties to the smallest, and keeps its own without."""
+    label = {v: v for v in G.nodes}
+    nbrs = G.predecessors if G.is_directed() else G.neighbors
+    for _ in range(rounds):
+        new = {}
+        for v in G.nodes:
+            counts: dict[int, int] = {}
+            for u in nbrs(v):
+                counts[label[u]] = counts.get(label[u], 0) + 1
+            new[v] = min(counts, key=lambda x: (-counts[x], x)) if counts else label[v]
+        label = new
+    return label

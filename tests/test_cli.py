@@ -1,4 +1,4 @@
-"""Success paths of the command-line tools `g2plc` and `g2pl` (spec section 8).
+"""Success paths of the command-line tools `g2plc` and `g2pl` (docs/language.md, "Command line and exit status").
 
 `g2plc --emit ast|ir|plan|py` and `-o`, `g2pl plan` (text and --dot),
 `g2pl check`, and `g2pl run` with the exact --output / --stats JSON shapes,
@@ -88,7 +88,7 @@ def check_elem(x, ty: str) -> None:
 
 
 def check_value_shape(v: dict, ids: set[int], directed: bool = False) -> None:
-    """One --output value in the spec section 8 shape."""
+    """One --output value in the shape of docs/language.md, "Output"."""
     assert set(v) >= {"name", "kind", "type", "value"}, v
     kind, ty, val = v["kind"], v["type"], v["value"]
     assert isinstance(v["name"], str) and v["name"]

@@ -1,4 +1,4 @@
-"""Error reporting of the command-line tools (spec section 8).
+"""Error reporting of the command-line tools (docs/language.md, "Command line and exit status").
 
 Every bad input -- program, graph, argument, flag -- must exit with status 2
 and print exactly one `error:` message on stderr that names the file (and for

@@ -1,4 +1,4 @@
-"""Runtime kernels against brute force: segmented reductions (spec 4.2 empty/tie rules) and the RNG."""
+"""Runtime kernels against brute force: segmented reductions (the empty and tie rules of docs/language.md, "Aggregators") and the RNG."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Each program runs on several random graphs (sparse shuffled original IDs,
 several components, isolated vertices, self-loops and duplicate edges in the
 input; directed and weighted variants where they apply) and on the built-in
-generators, and its JSON output (spec section 8) is compared with networkx or
+generators, and its JSON output (docs/language.md, "Output") is compared with networkx or
 with the reference implementations in `oracles.py`.
 """
 
@@ -27,6 +27,7 @@ from oracles import (
     ref_densest,
     ref_hits,
     ref_kcore,
+    ref_lpa,
     ref_matching,
     ref_mis,
     ref_pagerank_numpy,
@@ -43,7 +44,7 @@ from g2pl.graph import load_graph
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM_DIR = ROOT / "programs"
 TESTED = {"bfs", "sssp", "pagerank", "cc", "pjcc", "kcore", "mis", "matching", "densest",
-          "scc", "wcc", "hits", "widest", "bipartite", "coloring", "triangles", "ktruss"}
+          "scc", "wcc", "hits", "widest", "bipartite", "coloring", "triangles", "ktruss", "lpa"}
 
 # (seed, number of vertices): three graphs of different sizes for every program.
 GRAPHS = [(101, 300), (202, 900), (303, 2500)]
@@ -87,7 +88,9 @@ def test_bfs(progs, seed, n, directed):
 def test_bfs_root_not_a_vertex(progs):
     t = random_graph(7, 200)
     missing = max(t.ids) + 1
-    got = progs["bfs"].run(t.g, {"root": missing})["Level"]
+    with pytest.raises(g2pl.G2PLError, match=f"argument `root={missing}`: {missing} is not a vertex of the graph"):
+        progs["bfs"].run(t.g, {"root": missing})
+    got = progs["bfs"].run(t.g, {"root": -1})["Level"]  # -1: no vertex, allowed
     assert set(got.values()) == {-1} and len(got) == t.g.n
 
 
@@ -166,6 +169,26 @@ def test_components(progs, prog, seed, n):
     assert all(type(x) is int for x in got.values())
 
 
+# --------------------------------------------------------------------------- label propagation
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
+def test_lpa(progs, seed, n, directed):
+    t = random_graph(seed + 50, n, directed=directed)
+    for rounds in (0, 1, 4):
+        res = progs["lpa"].run(t.g, {"rounds": rounds})
+        assert vdict(res["L"]) == ref_lpa(t.G, rounds)
+        assert res.stats["supersteps"] <= 2 * rounds + 3
+
+
+def test_lpa_ties_go_to_the_smallest_label(progs):
+    # round 1: 5 sees labels {1, 2, 9, 10} and 7 sees {1, 2}: ties, the smallest wins; 1, 9 see 5; 3 is alone
+    g = from_edges([(5, 1), (5, 2), (5, 9), (5, 10), (7, 1), (7, 2)], isolated=[3])
+    got = vdict(progs["lpa"].run(g, {"rounds": 1})["L"])
+    assert got[7] == 1 and got[3] == 3 and got[1] == 5 and got[9] == 5 and got[5] == 1
+
+
 # --------------------------------------------------------------------------- k-core
 
 
@@ -233,7 +256,7 @@ def test_densest(progs, seed, n, shapes):
 
 @pytest.mark.parametrize("prog,args", [
     ("bfs", None), ("sssp", None), ("pagerank", {"iters": 30, "damping": 0.85}), ("cc", {}), ("pjcc", {}),
-    ("kcore", {"k": 3}), ("mis", {}), ("matching", {}), ("densest", {}),
+    ("kcore", {"k": 3}), ("mis", {}), ("matching", {}), ("densest", {}), ("lpa", {"rounds": 6}),
 ])
 def test_optimisation_levels_agree(prog, args):
     t = random_graph(55, 700, weighted=True, shapes=("dense", "tree", "cycle"))
@@ -407,10 +430,10 @@ def test_densest_prefers_clique():
 
 @pytest.mark.parametrize("prog,args", [
     ("bfs", None), ("cc", {}), ("kcore", {"k": 3}), ("mis", {}), ("matching", {}), ("densest", {}),
-    ("sssp", None), ("pagerank", {"iters": 5, "damping": 0.85}),
+    ("sssp", None), ("pagerank", {"iters": 5, "damping": 0.85}), ("lpa", {"rounds": 3}),
 ])
 def test_O0_messages_follow_the_naive_formula(prog, args):
-    # Spec 5: at -O0 every exchange superstep sends one record per adjacency entry (2|E| undirected).
+    # At -O0 every exchange superstep sends one record per adjacency entry (2|E| undirected).
     t = random_graph(61, 500)
     if args is None:
         args = {"root": pick_roots(t)[0]}

@@ -1,6 +1,6 @@
-"""The worked examples of spec section 7, and individual language features (spec sections 1-4).
+"""The worked examples of docs/language.md, and individual language features (docs/language.md).
 
-The three examples are copied verbatim from the spec and checked against
+The three examples are copied verbatim from docs/language.md and checked against
 networkx on random graphs. Every other test runs a small program on a small
 hand-made graph whose answer was worked out by hand (comments show the
 arithmetic), or on a random graph against a plain-Python computation.
@@ -30,7 +30,7 @@ import g2pl
 
 LANGUAGE_DOC = Path(__file__).resolve().parents[1] / "docs" / "language.md"
 
-# --------------------------------------------------------------------------- spec section 7, verbatim
+# --------------------------------------------------------------------------- worked examples, verbatim
 
 DEGREES = """\
 degrees() {
@@ -153,7 +153,7 @@ def test_spec_heavy_hand(hand, dhand):
     assert out["Ends"] == [35, 47, 50, 99]
 
 
-# --------------------------------------------------------------------------- aggregators (spec 4.2)
+# --------------------------------------------------------------------------- aggregators
 
 AGGS = """\
 main() {
@@ -549,7 +549,7 @@ def test_edge_endpoint_values_random():
     assert out["Y"] == [[a, b] for a, b in pairs if deg[a] == deg[b]]
 
 
-# --------------------------------------------------------------------------- remote reads (spec 4.4)
+# --------------------------------------------------------------------------- remote reads
 
 REMOTE = """\
 main(root: vid) {
@@ -885,7 +885,7 @@ def test_int_conversions(hand):
 
 
 def test_names_containing_keywords(hand):
-    # Keywords and built-in names are whole words only (spec 4, lexical rules).
+    # Keywords and built-in names are whole words only (docs/language.md, "Lexical rules").
     src = """main() {
       ids = { id | v <- V }; inside = { id > 30 | v <- V }; numVs = count [ v | v <- V, v in inside ];
       Vx = 2; Edges = 3; sumx = Vx + Edges; a = 2 < -1;
@@ -1019,7 +1019,7 @@ def test_operator_precedence(hand):
     assert run(src, hand, {"x": 0})["a"] == 3
 
 
-# --------------------------------------------------------------------------- compile errors (spec 1-3)
+# --------------------------------------------------------------------------- compile errors
 
 
 def compile_error(src: str) -> str:
@@ -1123,7 +1123,7 @@ def test_argmin_argmax_at_sentinel_values(hand):
     "{ 5 + 0 * int(id) | v <- V }",
 ])
 def test_generator_over_inline_comprehension(hand, source):
-    # `x <- G` with G a vertex graph of int binds x to G's value (spec 4.1), however G is written.
+    # `x <- G` with G a vertex graph of int binds x to G's value (docs/language.md, "Comprehensions"), however G is written.
     src = f"""five() = {{ 5 | v <- V }};
     const(c) = {{ c | v <- V }};
     main() {{

@@ -1,4 +1,4 @@
-"""Surface syntax tree of G2PL, as parsed (spec sections 1-4).
+"""Surface syntax tree of G2PL, as parsed (docs/language.md, "Grammar").
 
 Small frozen dataclasses; every node carries the `Span` of the source text it
 came from so that errors found late (typing, lowering) still point at source.

@@ -26,6 +26,7 @@ _BINARY = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": "
 _LOGIC = {"&&": "logical_and", "||": "logical_or"}
 _FUNCS = {"min": "minimum", "max": "maximum", "abs": "abs", "sqrt": "sqrt", "log": "log", "exp": "exp",
           "floor": "floor", "ceil": "ceil"}
+_INT_OPS = ("idiv", "bitand", "bitor", "bitxor", "bitnot", "shl", "shr")  # total int64 ops (runtime/intops.py)
 
 
 @functools.lru_cache(maxsize=1)
@@ -127,6 +128,8 @@ class _ExGen:
             return f"{self.lib}.true_divide({a[0]}, {a[1]})"
         if op == "%":
             return f"ops.mod({a[0]}, {a[1]})"
+        if op in _INT_OPS:
+            return f"ops.{op}({', '.join(a)})"
         if op in _FUNCS:
             return f"{self.lib}.{_FUNCS[op]}({', '.join(a)})"
         if op == "int":

@@ -51,6 +51,8 @@ def exchange_cost(x: Exch, plan: Plan) -> str:
         rb = sum(f.size for f in plan.program_fields())
         return f"fields {used}; each record is the whole program record, {rb} B"
     if isinstance(i, ir.GlobalReduce):
+        if i.op == "mode":  # not a fixed-size partial: counts of distinct values, merged exactly
+            return "aggregator: each rank's (value, count) pairs, gathered by every rank and merged"
         return f"aggregator: one {i.elem} per rank, combined with `{i.op}` in one Allreduce"
     if isinstance(i, ir.RemoteRead):
         if x.phase == "request":

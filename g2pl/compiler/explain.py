@@ -137,7 +137,7 @@ def _what(x: Exch, plan: Plan) -> str:
             d += "; one record per adjacency entry"
         if i.push:
             d += "; pushed from few active senders, else pulled"
-        return d + f"; combiner {i.op}"
+        return d + ("; no combiner: values counted per receiver" if i.op == "mode" else f"; combiner {i.op}")
     if isinstance(i, ir.GlobalReduce):
         return f"{i.op} over {'vertices' if i.dom == 'V' else 'edges'} -> {i.target}"
     if isinstance(i, ir.CommonReduce):

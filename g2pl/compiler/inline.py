@@ -1,4 +1,4 @@
-"""Hygienic inlining of G2PL functions (spec section 1: functions are pure macros).
+"""Hygienic inlining of G2PL functions (docs/language.md, "Programs": functions are pure macros).
 
 A call `f(a, b)` is replaced by f's body with the parameters substituted by
 the argument expressions. Every name bound by a generator inside the body is

@@ -48,12 +48,13 @@ Side = Literal["src", "dst"]
 #: joining it to the endpoints (`src_nbr`, `dst_nbr`)
 Pos = Literal["here", "nbr", "self", "edge", Side, "src_nbr", "dst_nbr"]
 #: a neighbourhood aggregation's combiner (the source language's aggregations but `union`)
-AggOp = Literal["sum", "min", "max", "and", "or", "argmin", "argmax", "avg", "count"]
+AggOp = Literal["sum", "min", "max", "and", "or", "argmin", "argmax", "avg", "count", "mode"]
 #: an aggregator's combiner: an aggregation, or `pick` (the value of the one element its mask selects)
 ReduceOp = Literal[AggOp, "pick"]
 #: an elementwise operator or built-in function of `Op`
 ExOp = Literal["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!",
-               "min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float"]
+               "min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float",
+               "idiv", "bitand", "bitor", "bitxor", "bitnot", "shl", "shr"]
 
 #: bytes per value (also the runtime's record layout)
 ELEM_SIZE: dict[Elem, int] = {"bool": 1, "int": 8, "float": 8, "vid": 8}

@@ -1,4 +1,4 @@
-"""Type checking and lowering: `ast.Procedure` -> `ir.ProcIR` (spec sections 2-4).
+"""Type checking and lowering: `ast.Procedure` -> `ir.ProcIR` (docs/language.md).
 
 One walk both checks the kind/type rules and produces IR, so every error is
 raised where the offending AST node (and its span) is at hand.  Aggregations
@@ -27,8 +27,13 @@ BUILTIN_FUNCS = {
     "min": 2, "max": 2, "abs": 1, "sqrt": 1, "log": 1, "exp": 1, "floor": 1, "ceil": 1,
     "int": 1, "float": 1, "rand": 0,
 }
+#: integer functions (total on int64, see docs/language.md): soft names, so a variable or function
+#: of the same name still works (a user function wins at a call)
+INT_FUNCS = {"idiv": 2, "imod": 2, "bitand": 2, "bitor": 2, "bitxor": 2, "bitnot": 1, "shl": 2, "shr": 2}
 WEIGHT_VAR = "@Weight"
 NUMERIC = ("int", "float", "vid")
+#: aggregation names that cannot name a variable (`mode` came later and stays free for one)
+RESERVED_AGGS = tuple(op for op in AGG_OPS if op != "mode")
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 
@@ -113,6 +118,11 @@ class Val:
         return ir.Ty(self.kind, self.elem)
 
 
+class Poison(Val):
+    """The value of an operand whose error is already recorded (`g2pl check`): operators given one
+    give one, so a bad operand silences only the expression it is in, not its siblings."""
+
+
 class _Unknown(Exception):  # noqa: N818 - a control-flow signal, never shown
     """A use of a variable whose defining statement failed (error recovery): the use is not reported."""
 
@@ -163,6 +173,7 @@ class Lowerer:
         self.expansion_site: Span | None = None
         self.inlined_nodes = 0
         self.budget_spent = False
+        self.limit_hit = False  # a limit error is being raised: operand() must not recover from it
         self.expr_depth = 0
         self.assigned: set[str] = set()
         self.user_names: dict[str, str] = {}
@@ -225,7 +236,7 @@ class Lowerer:
 
     def lower_proc(self) -> ir.ProcIR:
         for p in self.proc.params:
-            if p.name in BUILTIN_VALUES or p.name in BUILTIN_FUNCS or p.name in AGG_OPS:
+            if p.name in BUILTIN_VALUES or p.name in BUILTIN_FUNCS or p.name in RESERVED_AGGS:
                 self.report(self.err(f"parameter `{p.name}` shadows a built-in name", p.span))
                 continue
             if p.ann is not None and p.ann.kind != "scalar":
@@ -273,6 +284,7 @@ class Lowerer:
         assignment's target keeps the type it had (or is marked unknown, so later uses stay quiet)."""
         if self.collect is None:
             return self.stmt(s, assigned)
+        self.limit_hit = False
         out, mark = self.out, len(self.out)
         try:
             return self.stmt(s, assigned)
@@ -368,7 +380,7 @@ class Lowerer:
 
     def assign(self, s: A.Assign) -> None:
         name = s.target
-        if name in BUILTIN_VALUES or name in BUILTIN_FUNCS or name in AGG_OPS:
+        if name in BUILTIN_VALUES or name in BUILTIN_FUNCS or name in RESERVED_AGGS:
             raise self.err(f"cannot assign to the built-in name `{name}`", s.target_span)
         if name in self.mod.functions:
             raise self.err(f"`{name}` is a function; choose another variable name", s.target_span)
@@ -441,9 +453,28 @@ class Lowerer:
         self.charge(e)
         self.expr_depth += 1
         try:
-            return self.ex_in_caller(e, ctx)
+            v = self.ex_in_caller(e, ctx)
         finally:
             self.expr_depth -= 1
+        if isinstance(v, Poison):
+            raise _Unknown("poisoned")  # only operand() takes a poisoned value
+        return v
+
+    def operand(self, e: A.Expr, ctx: Ctx) -> Val:
+        """`ex(e)` for an operand of an operator; in collect mode an error in it is recorded and the
+        operand becomes a `Poison`, so the other operands are still checked."""
+        if self.collect is None:
+            return self.ex(e, ctx)
+        try:
+            return self.ex(e, ctx)
+        except _Unknown:
+            if self.limit_hit:
+                raise
+        except G2PLError as err:
+            if self.limit_hit:
+                raise
+            self.collect.append(err)
+        return Poison(ir.Const("bool", e.span, False), "scalar", "bool")
 
     def ex_in_caller(self, e: A.Expr, ctx: Ctx) -> Val:
         """Lower `e` with the call stack of the code it was written in (an argument is its caller's)."""
@@ -464,6 +495,7 @@ class Lowerer:
         parameter used twice lowers its argument twice), over the whole procedure.
         """
         if self.expr_depth >= MAX_EXPR_DEPTH:
+            self.limit_hit = True
             raise self.err(f"expression nested too deeply (more than {MAX_EXPR_DEPTH} levels"
                            f"{' after inlining functions' if self.expanding else ''})", e.span)
         if not self.expanding:
@@ -471,6 +503,7 @@ class Lowerer:
         self.inlined_nodes += 1
         if self.inlined_nodes <= INLINE_BUDGET:
             return
+        self.limit_hit = True
         if self.budget_spent:
             raise _Unknown("inline budget")  # reported once, at the call that exhausted it
         self.budget_spent = True
@@ -589,8 +622,10 @@ class Lowerer:
         op = e.op
         if op == "in":
             return self.membership(e, ctx)
-        a = self.ex(e.left, ctx)
-        b = self.ex(e.right, ctx)
+        a = self.operand(e.left, ctx)
+        b = self.operand(e.right, ctx)
+        if isinstance(a, Poison) or isinstance(b, Poison):
+            return a if isinstance(a, Poison) else b
         self.hint_param(a, b.elem)
         self.hint_param(b, a.elem)
         if op in ("==", "!=") and ctx.dom == "T" and a.kind != "scalar" and b.kind != "scalar":
@@ -705,7 +740,9 @@ class Lowerer:
                        "not part of an expression", e.span)
 
     def ex_UnOp(self, e: A.UnOp, ctx: Ctx) -> Val:
-        v = self.ex(e.operand, ctx)
+        v = self.operand(e.operand, ctx)
+        if isinstance(v, Poison):
+            return v
         if e.op == "!":
             if v.elem != "bool":
                 raise self.err(f"`!` needs a bool or a set, but this is {_a(_kind_word(v.kind, v.elem))}", e.operand.span)
@@ -719,11 +756,12 @@ class Lowerer:
         return Val(ir.Op(elem, e.span, "-", (v.ex,)), v.kind, elem)
 
     def ex_Cond(self, e: A.Cond, ctx: Ctx) -> Val:
-        c = self.ex(e.cond, ctx)
+        c, a, b = (self.operand(x, ctx) for x in (e.cond, e.then, e.other))
+        for x in (c, a, b):
+            if isinstance(x, Poison):
+                return x
         if c.elem != "bool":
             raise self.err(f"the condition of `?:` must be bool, but this is {c.elem}", e.cond.span)
-        a = self.ex(e.then, ctx)
-        b = self.ex(e.other, ctx)
         kind = self.combine_kinds(a, b, e.span, "`?:`")
         kind = self.combine_kinds(c, Val(a.ex, kind, a.elem), e.span, "`?:`")
         elem = join_elem(a.elem, b.elem)
@@ -761,18 +799,18 @@ class Lowerer:
                 self.call_stack = self.call_stack[:-1]
                 for a in added:
                     del self.arg_stacks[id(a)]
-        if f in BUILTIN_FUNCS:
-            if len(e.args) != BUILTIN_FUNCS[f]:
-                n = BUILTIN_FUNCS[f]
+        if f in BUILTIN_FUNCS or f in INT_FUNCS:
+            n = BUILTIN_FUNCS[f] if f in BUILTIN_FUNCS else INT_FUNCS[f]
+            if len(e.args) != n:
                 got = len(e.args)
                 raise self.err(f"`{f}` takes {n} argument{'s' if n != 1 else ''}, but {got} "
                                f"{'was' if got == 1 else 'were'} given", e.span)
-            return self.builtin_call(e, ctx)
+            return self.int_call(e, ctx) if f in INT_FUNCS else self.builtin_call(e, ctx)
         if f in AGG_OPS:
             raise self.err(f"`{f}` is an aggregation; write `{f} [ head | generator, filters ]`", e.name_span)
         if f in self.mod.procedures:
             raise self.err(f"`{f}` is a procedure; procedures cannot be called from expressions", e.name_span)
-        close = difflib.get_close_matches(f, list(self.mod.functions) + list(BUILTIN_FUNCS), n=1, cutoff=0.6)
+        close = difflib.get_close_matches(f, [*self.mod.functions, *BUILTIN_FUNCS, *INT_FUNCS], n=1, cutoff=0.6)
         hint = f"; did you mean `{close[0]}`?" if close else ""
         raise self.err(f"undefined function `{f}`{hint}", e.name_span)
 
@@ -786,7 +824,10 @@ class Lowerer:
             self.rand_sites += 1
             kind = "scalar" if ctx.dom == "T" else ctx.local_kind()
             return Val(ir.Rand("float", e.span, site), kind, "float")
-        args = [self.ex(a, ctx) for a in e.args]
+        args = [self.operand(a, ctx) for a in e.args]
+        for a in args:
+            if isinstance(a, Poison):
+                return a
         kind = args[0].kind
         for a in args[1:]:
             kind = self.combine_kinds(Val(args[0].ex, kind, args[0].elem), a, e.span, f"`{f}`")
@@ -804,6 +845,24 @@ class Lowerer:
             elem = "int" if args[0].elem == "vid" else args[0].elem
             return Val(ir.Op(elem, e.span, f, (args[0].ex,)), kind, elem)
         return Val(ir.Op("float", e.span, f, (args[0].ex,)), kind, "float")
+
+    def int_call(self, e: A.Call, ctx: Ctx) -> Val:
+        """`idiv`, `imod`, `bitand`, ...: int64 operations on ints (and vids), giving an int."""
+        f = e.func
+        args = [self.operand(a, ctx) for a in e.args]
+        for a in args:
+            if isinstance(a, Poison):
+                return a
+        kind = args[0].kind
+        for a in args[1:]:
+            kind = self.combine_kinds(Val(args[0].ex, kind, args[0].elem), a, e.span, f"`{f}`")
+        for a, node in zip(args, e.args):
+            if a.elem not in ("int", "vid"):
+                hint = "; use int(...)" if a.elem == "float" else ""
+                raise self.err(f"`{f}` needs integers, but this is {_a(_kind_word(a.kind, a.elem))}{hint}",
+                               node.span)
+        op = "%" if f == "imod" else f
+        return Val(ir.Op("int", e.span, op, tuple(a.ex for a in args)), kind, "int")
 
     def ex_Index(self, e: A.Index, ctx: Ctx) -> Val:
         idx = e.index
@@ -847,9 +906,13 @@ class Lowerer:
         if dom == "E":
             (pex,) = self.finish_edge([p.ex], e.span)
             p = Val(pex, p.kind, p.elem)
-        if isinstance(g.ex, ir.Const):
-            return Val(ir.Where("bool", e.span, ir.Op("bool", e.span, "!=", (p.ex, ir.Const("int", e.span, -1))),
-                                g.ex, ir.Const("bool", e.span, False)), p.kind, "bool")
+        if isinstance(g.ex, ir.Const):  # `p in V` (`empty`): is p a vertex?  Read its ID there (-1 if not)
+            if not g.ex.value:
+                return Val(ir.Const("bool", e.span, False), p.kind, "bool")
+            t = self.temp(ir.Ty(p.kind, "vid"))
+            self.emit(ir.RemoteRead(e.span, t, "@id", "vertex", dom, p.ex, "vid", origin=self.origin))
+            found = ir.Op("bool", e.span, "!=", (ir.Load("vid", e.span, t, p.kind, "here"), ir.Const("int", e.span, -1)))
+            return Val(found, p.kind, "bool")
         var = g.ex.var if isinstance(g.ex, ir.Load) else "@id"
         t = self.temp(ir.Ty(p.kind, g.elem))
         self.emit(ir.RemoteRead(e.span, t, var, "vertex", dom, p.ex, g.elem, origin=self.origin))
@@ -1020,6 +1083,11 @@ class Lowerer:
             if he != "bool":
                 raise self.err(f"`{op}` aggregates bools, but the head is {he}", span)
             return "bool", head.ex
+        if op == "mode":
+            if he == "float":
+                raise self.err("`mode` counts equal values of ints, vids or bools, but the head is float; "
+                               "use int(...)", span)
+            return he, head.ex
         if he == "bool":
             if op == "sum":
                 return "int", ir.Op("int", span, "int", (head.ex,))

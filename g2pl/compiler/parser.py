@@ -20,7 +20,7 @@ from g2pl.compiler.limits import MAX_NESTING, deep_stack
 from g2pl.errors import G2PLError, Span
 from g2pl.numtext import beyond_int64
 
-AGG_OPS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count")
+AGG_OPS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count", "mode")
 ELEM_TYPES = ("bool", "int", "float", "vid")
 
 

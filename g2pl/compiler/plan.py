@@ -1,4 +1,4 @@
-"""The superstep plan: a state machine over blocks split at exchanges (spec section 5, paper Fig. 3).
+"""The superstep plan: a state machine over blocks split at exchanges (docs/language.md, "Execution model").
 
 A *state* runs local instructions, then (optionally) one group of exchanges,
 then a transition: `Goto`, `Branch` on a scalar condition (evaluated after the
@@ -324,6 +324,13 @@ def _src(plan: Plan, line: int) -> str:
     return lines[line - 1].strip() if 1 <= line <= len(lines) else ""
 
 
+def combiner_text(op: str) -> str:
+    """How a neighbourhood aggregation's values are reduced: by a combiner, or (`mode`) per receiver."""
+    if op == "mode":
+        return "no combiner: each receiver counts its neighbours' values, most frequent wins, ties to the smaller"
+    return f"combiner: {op}"
+
+
 def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
     i = x.instr
     if isinstance(i, ir.NbrReduce):
@@ -334,7 +341,7 @@ def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
         send += f"; pulled only at receivers where {ir.show_ex(i.recv)}" if i.recv is not None else ""
         cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return (f"messages along {'out' if i.out else 'in'}-edges -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
-                f" [fields {fl}{send}{cond}] (combiner: {i.op})")
+                f" [fields {fl}{send}{cond}] ({combiner_text(i.op)})")
     if isinstance(i, ir.CommonReduce):
         cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
         within = f"; triangles within {i.within}" if i.within is not None else ""

@@ -1,4 +1,4 @@
-"""Input graphs: the canonical `Graph`, file loaders and generators (spec section 6).
+"""Input graphs: the canonical `Graph`, file loaders and generators (docs/language.md, "Input graphs").
 
 `load_graph(spec, directed, seed)` is the one entry point the CLI and runtime
 need; `parse_graph_spec` validates a `--graph` argument without loading it.

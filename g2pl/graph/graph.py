@@ -4,7 +4,7 @@ Input files and generators produce edges as pairs of *original* vertex IDs.
 `build_graph` turns them into a canonical `Graph`: vertices relabelled to
 0..n-1 in ascending original-ID order (so results can always be mapped back
 to the IDs the user wrote), self-loops dropped and duplicate edges merged
-(both counted, because the spec forbids doing either silently), edges sorted
+(both counted, because the language forbids doing either silently), edges sorted
 by (src, dst), and CSR adjacency in both directions.
 
 Everything is vectorized NumPy: graphs of tens of millions of edges must

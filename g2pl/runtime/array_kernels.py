@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from g2pl.compiler.ir import DEFAULTS
 from g2pl.runtime.values import DTYPES, INT64_MAX, empty_value, identity
 
 
@@ -39,7 +40,7 @@ class HostOps:
 
 
 def seg_reduce(ops, seg, op: str, value, mask, elem: str, ids_of_entry=None):
-    """Aggregate per-entry `value` into rows with the spec's empty and tie rules."""
+    """Aggregate per-entry `value` into rows with the language's empty and tie rules."""
     xp, select = ops.xp, ops.select
     if op == "count":
         return (seg.counts if mask is None else seg.count(mask)).astype(xp.int64)
@@ -89,7 +90,71 @@ def seg_reduce(ops, seg, op: str, value, mask, elem: str, ids_of_entry=None):
         cid = select(cand, ids_of_entry, INT64_MAX)
         r = seg.reduce(xp.minimum, cid, INT64_MAX)
         return xp.where(empty | (r == INT64_MAX), -1, r).astype(xp.int64)
+    if op == "mode":
+        return group_mode(ops, seg.owner, value, mask, seg.n, elem)
     raise ValueError(f"unknown aggregation {op}")
+
+
+def group_mode(ops, owner, value, mask, n: int, elem: str):
+    """`mode` per receiver: the value most frequent among each receiver's entries (`owner`: the
+    receiver of each entry, in any order), ties to the smaller value, the default where none.
+
+    Not combinable at the senders: the entries are sorted by (receiver, value) -- one sort of
+    `receiver * span + value` keys when they fit in int64, else two stable sorts --, equal pairs
+    form runs, and each receiver takes its first longest run."""
+    xp = ops.xp
+    out = xp.full(n, DEFAULTS[elem], dtype=DTYPES[elem])
+    v = value.astype(xp.int64)
+    if mask is not None:
+        sel = ops.nonzero(mask)
+        owner, v = owner[sel], v[sel]
+    k = len(v)
+    if k == 0:
+        return out
+    lo = int(ops.item(v.min()))
+    span = int(ops.item(v.max())) - lo + 1
+    if n * span < 2**62:
+        key = xp.sort(owner * span + (v - lo))
+        brk = xp.ones(k, dtype=bool)
+        brk[1:] = key[1:] != key[:-1]
+        starts = ops.nonzero(brk)
+        rk = key[starts]
+        ro, rv = rk // span, rk % span + lo
+    else:
+        order = xp.argsort(v, kind="stable")
+        order = order[xp.argsort(owner[order], kind="stable")]
+        o, s = owner[order], v[order]
+        brk = xp.ones(k, dtype=bool)
+        brk[1:] = (o[1:] != o[:-1]) | (s[1:] != s[:-1])
+        starts = ops.nonzero(brk)
+        ro, rv = o[starts], s[starts]
+    lens = xp.diff(xp.concatenate([starts, xp.full(1, k, dtype=starts.dtype)]))
+    longest = xp.zeros(n, dtype=lens.dtype)
+    xp.maximum.at(longest, ro, lens)
+    cand = ops.nonzero(lens == longest[ro])  # runs in (receiver, value) order: the first is the smallest
+    co = ro[cand]
+    first = xp.ones(len(co), dtype=bool)
+    first[1:] = co[1:] != co[:-1]
+    win = cand[ops.nonzero(first)]
+    out[ro[win]] = rv[win].astype(out.dtype)
+    return out
+
+
+def value_counts(ops, value, mask):
+    """(distinct values, how often each occurs) of `value` where `mask` holds: a rank's share of a
+    global `mode`, merged exactly across ranks (partials.merge_mode)."""
+    xp = ops.xp
+    v = value.astype(xp.int64)
+    if mask is not None:
+        v = v[ops.nonzero(mask)]
+    if len(v) == 0:
+        return v, xp.zeros(0, dtype=xp.int64)
+    s = xp.sort(v)
+    brk = xp.ones(len(s), dtype=bool)
+    brk[1:] = s[1:] != s[:-1]
+    starts = ops.nonzero(brk)
+    counts = xp.diff(xp.concatenate([starts, xp.full(1, len(s), dtype=starts.dtype)]))
+    return s[starts], counts.astype(xp.int64)
 
 
 def expand_ranges(ops, starts, lens):
@@ -110,6 +175,8 @@ def scatter_reduce(ops, op: str, recv, vals, mask, n: int, elem: str, ids=None):
     Only exact operations are pushed (see the direction pass), so the result equals the pull result.
     """
     xp = ops.xp
+    if op == "mode":
+        return group_mode(ops, recv, vals, mask, n, elem)
     if mask is not None:
         sel = ops.nonzero(mask)
         recv, vals = recv[sel], vals[sel]

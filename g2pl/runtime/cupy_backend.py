@@ -19,8 +19,8 @@ import numpy as np
 
 from g2pl.runtime import array_kernels as AK
 from g2pl.runtime import cupy_kernels as CK
+from g2pl.runtime import intops, rng
 from g2pl.runtime import partials as P
-from g2pl.runtime import rng
 from g2pl.runtime.cupy_comm import DeviceComm, StagingComm, mpi_cuda_aware
 from g2pl.runtime.numpy_backend import NumPyBackend
 from g2pl.runtime.partition import GraphCache, LocalGraph
@@ -98,11 +98,36 @@ class CuPyBackend:
         a = (x if isinstance(x, xp.ndarray) else xp.asarray(x)).astype(xp.float64)
         return a if a.ndim else float(self._item(a))
 
+    # integer operations (intops.py): on the device when an operand is a device array, else on the host
     def mod(self, a, b):
+        return self._int_op("mod", a, b)
+
+    def idiv(self, a, b):
+        return self._int_op("idiv", a, b)
+
+    def bitand(self, a, b):
+        return self._int_op("bitand", a, b)
+
+    def bitor(self, a, b):
+        return self._int_op("bitor", a, b)
+
+    def bitxor(self, a, b):
+        return self._int_op("bitxor", a, b)
+
+    def bitnot(self, a):
+        return self._int_op("bitnot", a)
+
+    def shl(self, a, n):
+        return self._int_op("shl", a, n)
+
+    def shr(self, a, n):
+        return self._int_op("shr", a, n)
+
+    def _int_op(self, name: str, *args):
         xp = self.xp
-        r = xp.remainder(a, b)
-        r = xp.where(xp.asarray(b) == 0, 0, r)
-        return r if r.ndim else np.int64(self._item(r))
+        if any(isinstance(x, xp.ndarray) for x in args):
+            return intops.FUNCS[name](xp, *args)
+        return np.int64(intops.FUNCS[name](np, *args))
 
     # ---- types
 
@@ -181,6 +206,9 @@ class CuPyBackend:
 
     def seg_reduce(self, seg, op: str, value, mask, elem: str, ids=None):
         return AK.seg_reduce(self, seg, op, value, mask, elem, ids)
+
+    def value_counts(self, value, mask):
+        return AK.value_counts(self, value, mask)
 
     def scatter_reduce(self, op: str, recv, vals, mask, n: int, elem: str, ids=None):
         return AK.scatter_reduce(self, op, recv, vals, mask, n, elem, ids)

@@ -39,6 +39,7 @@ from g2pl.runtime.common import Common
 from g2pl.runtime.edges import Edges, Members
 from g2pl.runtime.neighbourhood import Neighbourhood
 from g2pl.runtime.numpy_backend import NumPyBackend
+from g2pl.runtime.partials import merge_mode
 from g2pl.runtime.partition import LocalGraph, whole
 from g2pl.runtime.remote import Remote, RemoteRequest
 from g2pl.runtime.stats import Stats, SuperstepStat, Tally
@@ -92,6 +93,7 @@ class Runtime:
         self.remote = Remote(bk, lg, self.comm, self.tally)
         self.common_nbrs = Common(bk, lg, self.comm, self.transport, self.tally)
         self._aggs: list[tuple] = []
+        self._modes: dict[int, tuple] = {}  # global `mode`s of this superstep: index in _aggs -> histogram
         self._fail_at = _fault_injection()
         self._kill_at = _fault_injection("G2PL_KILL_AT")
         self._ckpt = None
@@ -216,6 +218,11 @@ class Runtime:
         msk = None if mask is None else (mask if bk.is_array(mask) else xp.full(size, mask)).astype(bool, copy=False)
         if spec.dom == "E" and self.lg.size > 1:  # every edge is counted once, by the rank owning its u endpoint
             msk = self.lg.edge_owned if msk is None else (msk & self.lg.edge_owned)
+        if spec.op == "mode":  # no fixed-size partial: this rank's histogram, merged at the barrier
+            vals, counts = bk.value_counts(v, msk)
+            self._modes[len(self._aggs)] = (bk.to_host(vals), bk.to_host(counts))
+            self._aggs.append(("count", spec.elem, "i", [0, 0]))  # a placeholder slot pair
+            return
         ids = self.ids if spec.dom == "V" else None
         vk = bk.value_kind(spec.op, v, spec.elem)
         self._aggs.append((spec.op, spec.elem, vk, bk.partial(spec.op, v, msk, spec.elem, ids, vk)))
@@ -280,9 +287,15 @@ class Runtime:
         res = self.comm.allreduce_partials(buf, layout)
         out = []
         for j, (op, e, vk, _p) in enumerate(self._aggs):
-            r = self.bk.finish(op, e, vk, res[2 * j:2 * j + 2])
+            if j in self._modes:  # every rank's histogram, merged the same way on every rank
+                own = self._modes[j]
+                r = merge_mode(self.comm.allgather(own), e)
+                self.comm.bytes_sent += sum(a.nbytes for a in own) * (self.comm.size - 1)
+            else:
+                r = self.bk.finish(op, e, vk, res[2 * j:2 * j + 2])
             out.append(self.bk.int64(r) if isinstance(r, int) and not isinstance(r, bool) else r)
         self._aggs = []
+        self._modes = {}
         self.tally.comm_s += time.perf_counter() - t0
         return out
 

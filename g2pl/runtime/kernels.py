@@ -16,7 +16,7 @@ from g2pl.runtime.values import DTYPES, INT64_MAX, INT64_MIN, empty_value, ident
 
 
 def float_to_int(a: np.ndarray) -> np.ndarray:
-    """`int(x)` of floats (spec: "Integer arithmetic and empty aggregations"): truncation toward zero,
+    """`int(x)` of floats (docs/language.md, "Integer arithmetic and empty aggregations"): truncation toward zero,
     saturating at the int64 range (`inf` -> INT64_MAX, `-inf` -> INT64_MIN), `nan` -> 0."""
     with np.errstate(invalid="ignore"):
         r = np.trunc(np.nan_to_num(a, nan=0.0)).astype(np.int64)  # in range for |x| < 2**63
@@ -148,7 +148,7 @@ class Segments:
 
 def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | None, elem: str,
                ids_of_entry: np.ndarray | None = None) -> np.ndarray:
-    """Aggregate per-entry `value` into rows with the spec's empty and tie rules (array_kernels)."""
+    """Aggregate per-entry `value` into rows with the language's empty and tie rules (array_kernels)."""
     return AK.seg_reduce(_OPS, seg, op, value, mask, elem, ids_of_entry)
 
 

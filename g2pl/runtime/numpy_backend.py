@@ -13,6 +13,7 @@ import scipy.sparse as _sp  # imported here, not in the first superstep that nee
 
 from g2pl.compiler.ir import ELEM_SIZE
 from g2pl.runtime import array_kernels as AK
+from g2pl.runtime import intops
 from g2pl.runtime import kernels as K
 from g2pl.runtime import partials as P
 
@@ -39,11 +40,34 @@ class NumPyBackend(AK.HostOps):
         a = np.asarray(x).astype(np.float64)
         return a if a.ndim else float(a)
 
+    # integer operations (intops.py): scalars stay np.int64
+    def mod(self, a, b):
+        return self._int_op("mod", a, b)
+
+    def idiv(self, a, b):
+        return self._int_op("idiv", a, b)
+
+    def bitand(self, a, b):
+        return self._int_op("bitand", a, b)
+
+    def bitor(self, a, b):
+        return self._int_op("bitor", a, b)
+
+    def bitxor(self, a, b):
+        return self._int_op("bitxor", a, b)
+
+    def bitnot(self, a):
+        return self._int_op("bitnot", a)
+
+    def shl(self, a, n):
+        return self._int_op("shl", a, n)
+
+    def shr(self, a, n):
+        return self._int_op("shr", a, n)
+
     @staticmethod
-    def mod(a, b):
-        with np.errstate(all="ignore"):
-            r = np.remainder(a, b)
-            r = np.where(np.asarray(b) == 0, 0, r)
+    def _int_op(name: str, *args):
+        r = intops.FUNCS[name](np, *args)
         return r if np.ndim(r) else np.int64(r)
 
     # ---- types
@@ -90,6 +114,10 @@ class NumPyBackend(AK.HostOps):
     # ---- neighbourhood reductions
 
     seg_reduce = staticmethod(K.seg_reduce)
+
+    def value_counts(self, value, mask):
+        return AK.value_counts(self, value, mask)
+
     scatter_reduce = staticmethod(K.scatter_reduce)
     any_pull = staticmethod(K.any_pull)
     identity = staticmethod(K.identity)

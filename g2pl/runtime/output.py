@@ -1,4 +1,4 @@
-"""Returned values -> the JSON shapes of spec section 8 (original IDs, sorted, non-finite floats as strings)."""
+"""Returned values -> the JSON shapes of docs/language.md, "Output" (original IDs, sorted, non-finite floats as strings)."""
 
 from __future__ import annotations
 

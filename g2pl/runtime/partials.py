@@ -123,3 +123,17 @@ def finish(op: str, elem: str, vk: str, slots: np.ndarray):
             return empty_value("pick", elem)
         return {"bool": bool, "int": int, "vid": int, "float": float}[elem](val)
     raise ValueError(op)
+
+
+def merge_mode(hists: list, elem: str):
+    """The global `mode` from every rank's (values, counts) histogram: the value with the largest
+    total count, ties to the smaller value; the element type's default when there are no values."""
+    vals = np.concatenate([np.asarray(v, dtype=np.int64) for v, _c in hists])
+    counts = np.concatenate([np.asarray(c, dtype=np.int64) for _v, c in hists])
+    if not len(vals):
+        return empty_value("pick", elem)
+    uniq, inv = np.unique(vals, return_inverse=True)  # ascending: argmax takes the smallest of ties
+    totals = np.zeros(len(uniq), dtype=np.int64)
+    np.add.at(totals, inv.reshape(-1), counts)
+    best = uniq[int(np.argmax(totals))]
+    return bool(best) if elem == "bool" else int(best)

@@ -3,7 +3,7 @@
 Vertices are split into contiguous blocks of internal index (= ascending
 original ID) balanced by vertices + adjacency entries, in the style of
 Gemini's chunking.  A rank holds its *owned* vertices and every edge with an
-owned endpoint (edges live at both endpoints, spec section 5); the other
+owned endpoint (edges live at both endpoints, docs/language.md, "Execution model"); the other
 endpoints are *ghosts*.  Vertex arrays are indexed 0..n-1 (owned); "ext"
 arrays append the ghosts (n..n_ext-1) after a ghost exchange.  Each CSR row
 keeps the global neighbour order, so per-vertex reductions add in the same
@@ -135,7 +135,7 @@ def block_bounds(graph, size: int) -> np.ndarray:
 
 
 def _degree_order(graph, lo: int, hi: int) -> np.ndarray:
-    """Block-local order: highest degree first, ties by original ID (locality for hubs, paper 003)."""
+    """Block-local order: highest degree first, ties by original ID (locality for hubs)."""
     return np.lexsort((np.arange(hi - lo), -_degrees(graph, lo, hi))).astype(np.int64)
 
 

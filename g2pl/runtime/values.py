@@ -1,5 +1,5 @@
 """The language's values as arrays, for every backend: element dtypes, the empty value of each
-aggregation and the identity its reductions pad with (spec section 4.2)."""
+aggregation and the identity its reductions pad with (docs/language.md, "Aggregators")."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ DTYPES = {"bool": np.bool_, "int": np.int64, "float": np.float64, "vid": np.int6
 
 
 def empty_value(op: str, elem: str):
-    """The result of aggregation `op` over no elements (spec 4.2)."""
+    """The result of aggregation `op` over no elements (docs/language.md, "Aggregators")."""
     if op in ("sum", "count"):
         return 0.0 if elem == "float" else 0
     if op == "avg":

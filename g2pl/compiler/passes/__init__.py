@@ -1,4 +1,4 @@
-"""The optimizer passes and their order, in one place (spec section 5).
+"""The optimizer passes and their order, in one place (docs/language.md, "What the optimization levels do").
 
 `PIPELINE` is the ordered list; `-O` levels and `--disable-pass` only filter
 it.  IR passes rewrite the structured IR before the plan is built; plan

@@ -1,4 +1,4 @@
-r"""direction: let sparse neighbourhood aggregations be pushed instead of pulled (Beamer; papers 003, 004).
+r"""direction: let sparse neighbourhood aggregations be pushed instead of pulled (Beamer et al.'s direction-optimizing BFS).
 
 An aggregation whose senders are restricted by a send condition (after
 prune: `u in F`) is marked push-capable.  At run time, every superstep,

@@ -1,4 +1,4 @@
-"""merge: run an exchange in the previous superstep when its inputs did not change (paper 2.3.4, rule 2).
+"""merge: run an exchange in the previous superstep when its inputs did not change (the original G2PL compiler's second rule).
 
 An exchange X of state T moves into the exchange group of every *barrier*
 state B before T (walking back through exchange-free states I), when

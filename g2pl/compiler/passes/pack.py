@@ -1,4 +1,4 @@
-"""pack: each superstep's records carry only the fields that superstep needs (paper section 4.3).
+"""pack: each superstep's records carry only the fields that superstep needs (bit-flag packing, from the G2PL papers).
 
 Without it every record has the program's whole layout (all message fields,
 unused ones undefined).  With it, a record holds what its exchange needs:

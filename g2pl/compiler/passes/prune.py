@@ -1,4 +1,4 @@
-"""prune: send records only where they matter (paper section 4.2, conditional-send pruning).
+"""prune: send records only where they matter (conditional-send pruning, from the G2PL papers).
 
 * Supersteps whose exchange is only aggregators send no records at all.
 * A neighbourhood aggregation's filter is split: the conjuncts that depend

@@ -1,4 +1,4 @@
-"""reorder: schedule independent statements to minimise supersteps (paper section 4.1).
+"""reorder: schedule independent statements to minimise supersteps (from the G2PL papers).
 
 Within each straight-line run of instructions, every instruction is placed
 at the earliest superstep its dependences allow (ASAP list scheduling): a

@@ -1,4 +1,4 @@
-"""reuse: an exchange already computed whose inputs have not changed is not recomputed (paper 2.3.4, rule 1).
+"""reuse: an exchange already computed whose inputs have not changed is not recomputed (the original G2PL compiler's first rule).
 
 A forward "available exchanges" analysis over the structured IR: an
 exchange is available after it runs, until one of its inputs or the
