@@ -49,7 +49,7 @@ class Returned:
         return cls(name, kind, elem, _frozen(arr))
 
     def json(self, graph) -> object:
-        """The `--output` shape of this value (spec section 8)."""
+        """The `--output` shape of this value (docs/language.md, "Output")."""
         return convert(self.kind, self.type, self.data[()] if self.kind == "scalar" else self.data, graph)
 
     def entry(self, graph) -> dict:

@@ -1,6 +1,6 @@
 """A run's Result keeps its values as arrays: JSON only on demand, byte-identical to the contract.
 
-The oracle for the JSON shapes is written here from spec section 8 alone (not with
+The oracle for the JSON shapes is written here from docs/language.md, "Output", alone (not with
 g2pl.runtime.output), and the arrays are checked against networkx answers and
 against a Result rebuilt from the JSON (the other code path of `array`).
 """
