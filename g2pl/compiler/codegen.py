@@ -290,12 +290,16 @@ class CodeGen:
         if spec.need:
             lines.append(f"_need = {self.ex(i.need, 'E')}  # the values are only used along these edges")
             kw = ", need=_need"
+        kept = ""
+        if spec.delta:  # delta: the copies of the last run's values; only changed ones are sent
+            kept = "".join(pyname(t) + ", " for t in i.keep)
+            kw += f", keep=({kept})"
         if spec.within:  # edgeset: the conjunction of the fields, as a shrinking set
-            return lines + [f"{pyname(i.within)}, = rt.endpoints(X{spec.id}, ({arrays}){kw})  "
+            return lines + [f"{pyname(i.within)}, {kept}= rt.endpoints(X{spec.id}, ({arrays}){kw})  "
                             f"# edges with {_comment(i.conjunction())}"]
         reads = ", ".join(f"{_comment(v)}@{side}" for v, side, _e in i.fields)
-        return lines + [f"{''.join(pyname(t) + ', ' for t in i.targets)}= rt.endpoints(X{spec.id}, ({arrays}){kw})  "
-                        f"# {reads}"]
+        return lines + [f"{''.join(pyname(t) + ', ' for t in i.targets)}{kept}= rt.endpoints(X{spec.id}, "
+                        f"({arrays}){kw})  # {reads}"]
 
     def _remote(self, x: Exch) -> list[str]:
         i = x.instr

@@ -48,6 +48,7 @@ class Spec:
     need: bool = False  # endpoint: values only along edges where a condition holds (prune)
     within: bool = False  # endpoint: the result is the edge set where every read holds (edgeset)
     recv: bool = False  # nbr: only receivers where a condition holds use the result (direction)
+    delta: bool = False  # endpoint: only values changed since the last run are sent; receivers keep copies (delta)
 
     def record_bytes(self) -> int:
         return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
@@ -68,6 +69,8 @@ class Spec:
             out = f"record {fl} = {self.record_bytes()} bytes per {per}"
         if self.presence:
             out += "; presence bit per mirror"
+        if self.delta:
+            out += "; only changed values, after a presence bit per mirror"
         if self.counted:
             out += "; counted where sent"
         if self.policy == "push-pull":

@@ -329,10 +329,13 @@ class EndpointExchange(Instr):
     # set by the edgeset pass: the exchange defines only this edge<bool> variable, the conjunction of
     # every (bool) field at its endpoint (a set that shrinks while the vertex sets do)
     within: str | None = None
+    # set by the delta pass: one vertex var per field holding its values (owned and ghost) as last
+    # exchanged; the exchange sends only the values that changed and returns the new copies
+    keep: tuple[str, ...] = ()
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
-        return (self.within,) if self.within is not None else self.targets
+        return ((self.within,) if self.within is not None else self.targets) + self.keep
 
     def conjunction(self) -> str:
         """`X@src && Y@dst`: the edge set an edgeset exchange defines, for plans, logs and comments."""

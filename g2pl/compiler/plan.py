@@ -333,9 +333,11 @@ def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
         return f"aggregator {i.target} = {i.op} over {'vertices' if i.dom == 'V' else 'edges'} of {ir.show_ex(i.value)}{cond}"
     if isinstance(i, ir.EndpointExchange):
         where = f" (records only along edges where {ir.show_ex(i.need)})" if x.spec.need else ""
+        if i.keep:
+            where += f" (only values changed since the last run; copies kept in {', '.join(i.keep)})"
         if i.within is not None:
             return (f"endpoint exchange: {i.within} = edges with {i.conjunction()} "
-                    "(re-checked only on its previous edges while the sets shrink)")
+                    f"(re-checked only on its previous edges while the sets shrink){where}")
         return "endpoint exchange: " + ", ".join(f"{t} = {v}@{s}" for (v, s, _), t in zip(i.fields, i.targets)) + where
     if isinstance(i, ir.RemoteRead):
         if x.phase == "request":

@@ -212,6 +212,12 @@ def _check_endpoints(i: ir.EndpointExchange, vars_: dict[str, ir.Ty], where: str
             raise PlanError(f"{where}: {len(i.fields)} fields for {len(i.targets)} targets")
         for (_var, _side, elem), t in zip(i.fields, i.targets):
             _target(t, "edge", vars_, where, elem)
+    if i.keep:
+        if len(i.keep) != len({var for var, _s, _e in i.fields}):
+            raise PlanError(f"{where}: {len(i.keep)} kept copies for its fields")
+        elems = dict((var, elem) for var, _s, elem in i.fields)
+        for var, t in zip(dict.fromkeys(var for var, _s, _e in i.fields), i.keep):
+            _target(t, "vertex", vars_, where, elems[var])
     _check_ex(i.need, "E", vars_, where, bool_=True)
     if i.need is not None:
         brought = set(i.defs()) & ir.reads(i.need)
@@ -244,7 +250,9 @@ def _check_spec(x: Exch, where: str) -> None:
         bad += [what for what, ok in (
             ("fields", [n for n, _e in sp.fields] == [n for n, _e in fields] and sp.reads == reads),
             ("need", not sp.need or i.need is not None),
-            ("within", sp.within == (i.within is not None))) if not ok]
+            ("within", sp.within == (i.within is not None)),
+            ("delta", sp.delta == bool(i.keep) and not (sp.delta and (sp.need or sp.transport == "entries"))),
+        ) if not ok]
     if sp.transport != "packed" and sp.kind in ("nbr", "endpoint") and not sp.record and sp.fields:
         bad.append("a record transport without the program record")
     if bad:

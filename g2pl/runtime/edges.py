@@ -66,20 +66,54 @@ class Edges:
         self.n, self.m = lg.n, lg.m
         self.transport, self.members, self.tally, self.stats = transport, members, tally, stats
         self._within: dict[int, tuple[list, object]] = {}  # per exchange spec: see within()
+        self._deg = None  # see _degrees()
 
     def entries(self, x, k: int):
         return x if self.bk.is_array(x) else self.xp.full(k, x)
 
-    def endpoints(self, spec: Spec, fields: tuple, need=None) -> list:
+    def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None) -> list:
         """The verb: each read of `spec.reads` (field at src or dst) per local edge, or, for an edgeset
-        spec, the one edge set where every read holds."""
+        spec, the one edge set where every read holds; a delta spec appends the new kept copies."""
         self.tally.exchanged = True
-        ext, _ = self.transport.exchange(spec, tuple(self.entries(a, self.n) for a in fields), None)
-        if spec.counted:
-            self._count(need)
+        arrays = tuple(self.entries(a, self.n) for a in fields)
+        if spec.delta and keep is not None and all(k is not None for k in keep):
+            ext = self._delta(spec, arrays, keep)
+        else:
+            ext, _ = self.transport.exchange(spec, arrays, None)
+            if spec.counted:
+                self._count(need)
         if spec.within:
-            return [self.within(spec.id, tuple((ext[k], side) for k, side in spec.reads))]
-        return [self.at_endpoint(ext[k], side, need) for k, side in spec.reads]
+            out = [self.within(spec.id, tuple((ext[k], side) for k, side in spec.reads))]
+        else:
+            out = [self.at_endpoint(ext[k], side, need) for k, side in spec.reads]
+        if spec.delta:  # copies: the program's arrays are its own
+            out += [e.copy() if e is a else e for e, a in zip(ext, arrays)]
+        return out
+
+    def _delta(self, spec: Spec, arrays: tuple, keep: tuple) -> list:
+        """Ext arrays from the kept copies and the values that changed since (the delta pass): only
+        owned vertices whose value differs from their kept copy send, one message per adjacency entry."""
+        xp, n = self.xp, self.n
+        changed = None
+        for a, k in zip(arrays, keep):
+            d = _bits_view(a) != _bits_view(k[:n].astype(a.dtype, copy=False))
+            changed = d if changed is None else changed | d
+        ext, present = self.transport.exchange(spec, arrays, changed)
+        if self.lg.size > 1:
+            ext = [xp.where(present, e, k) for e, k in zip(ext, keep)]
+        if spec.counted:
+            self.tally.messages += int(self.bk.item(self._degrees()[self.bk.nonzero(changed)].sum()))
+        return ext
+
+    def _degrees(self):
+        """Adjacency entries of each owned vertex (in and out on directed graphs): the messages it sends
+        along every edge it has."""
+        if self._deg is None:
+            lg, xp = self.lg, self.xp
+            self._deg = xp.diff(lg.in_indptr[:self.n + 1])
+            if lg.directed:
+                self._deg = self._deg + xp.diff(lg.out_indptr[:self.n + 1])
+        return self._deg
 
     def _count(self, edges) -> None:
         """2 records per local edge owned here where `edges` holds (all edges when None)."""

@@ -189,9 +189,10 @@ class Runtime:
         (value, filter) of what arrived, `spec.op` combines it per receiver."""
         return self.nbr.combine(spec, fields, head, send, recv)
 
-    def endpoints(self, spec: Spec, fields: tuple, need=None) -> list:
-        """Vertex values at edge endpoints, or an edgeset spec's edge set (see edges.py)."""
-        return self.edges.endpoints(spec, fields, need)
+    def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None) -> list:
+        """Vertex values at edge endpoints, or an edgeset spec's edge set (see edges.py); a delta spec
+        also returns the new copies of what it kept (`keep`: the last run's, None at first)."""
+        return self.edges.endpoints(spec, fields, need, keep)
 
     def mark(self, mask, sides: tuple[str, ...] = (), ids=None, spec: Spec | None = None):
         """The owned vertices that are a `sides` endpoint of an edge in `mask` (local: edges live at
