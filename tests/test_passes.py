@@ -214,6 +214,47 @@ def test_delta_sends_only_changed_values_and_counts_them(tmp_path: Path) -> None
     assert [s["messages"] for s in off["per_superstep"] if s["state"] == 2] == [2 * int(deg.sum())] * 5
 
 
+@pytest.mark.parametrize("directed", [False, True])
+def test_edge_subset_aggregations_send_only_along_the_subset(tmp_path: Path, directed: bool) -> None:
+    """`sum [ 1 | (u, e) <- nvals v, e in S ]` sends along S's entries only; `sum [ ... | (u, v) <- S ]`
+    and `sum [ ... | (u, e, v) <- E, e in S ]` read endpoint values along S's edges only: counted so
+    (against the graph's arrays directly) on one rank and two, with the answer of -O0."""
+    src = FIXTURES / "prune" / "edge_subset.g2pl"
+    rng = np.random.default_rng(11)
+    ids = rng.choice(10**6, size=300, replace=False) * 7 + 5  # non-contiguous IDs; a few components
+    el = tmp_path / "g.el"
+    el.write_text("".join(f"{ids[a]} {ids[b]}\n" for a, b in rng.integers(0, 300, size=(700, 2)) if a != b))
+    flags = ["--directed"] if directed else []
+    g = g2pl.load_graph(str(el), directed=directed)
+    xs = (g.ids % 3 == 0)
+    s = xs[g.src] | xs[g.dst]  # S, per edge
+    k = int(s.sum())
+    entries = k * (1 if directed else 2)  # in-neighbour entries along S (both directions when undirected)
+    want = [int(g.m) * 2, entries, 2 * k, 0]  # X's memberships (first run: all), D along S, D at S's ends
+    ref = g2pl.compile(src, opt=0).run(g)
+    for ranks in (1, 2):
+        r = run_proc("g2pl", "run", src, "--graph", el, *flags, "--np", str(ranks), "--quiet",
+                     "--stats", tmp_path / "s.json", "--output", tmp_path / "o.json", timeout=120)
+        assert r.returncode == 0, r.stderr
+        st = json.loads((tmp_path / "s.json").read_text())
+        assert json.loads((tmp_path / "o.json").read_text()) == ref.output()
+        assert [x["messages"] for x in st["per_superstep"][:4]] == want, ranks
+    o1 = g2pl.compile(src, opt=1).run(g)
+    assert o1.values == ref.values and o1.stats["messages"] > sum(want)
+
+
+def test_record_bytes_without_prune_are_the_packed_records() -> None:
+    """With prune off every vertex still sends along every entry each exchange superstep, but pack
+    leaves only the superstep's fields in each record: that record's size (bits rounded up to bytes),
+    not 0, per message."""
+    g = g2pl.load_graph("ws:2000:10:0.3", seed=3)
+    st = _stats(ROOT / "programs" / "matching.g2pl", g, disable=("prune",))
+    size = {1: 1, 3: 9, 4: 8}  # NotMatched and the Deps filter (2 bits); argmin key + bit; Candidate
+    for x in st["per_superstep"]:
+        assert x["record_bytes"] == x["messages"] * size.get(x["state"], 0), x
+    assert st["record_bytes"] > 0
+
+
 def test_pack_shrinks_the_record_layout() -> None:
     prog = g2pl.compile(FIXTURES / "pack" / "sender_value.g2pl")
     text = prog.plan_text()

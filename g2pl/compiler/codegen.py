@@ -233,6 +233,9 @@ class CodeGen:
         if i.recv is not None:
             lines.append(f"_recv = {self.ex(i.recv, 'V')}  # only these receivers use the result")
             kw += ", recv=_recv"
+        if spec.along:  # prune: the edge condition, known at both endpoints
+            lines.append(f"_along = {self.ex(ir.on_edges(i.along), 'E')}  # sent only along these edges")
+            kw += ", along=_along"
         if spec.per_entry:
             head, arrays, what = self._entry_head(i, spec), [pyname(n) for n, _e in spec.fields], "fields"
         elif spec.transport == "packed":
@@ -397,8 +400,8 @@ class CodeGen:
         specs = [x.spec for s in plan.states for x in s.exchange]
         lines = {x.spec.id: x.instr.span.line for s in plan.states for x in s.exchange}
         consts = [f"X{sp.id} = {render_spec(sp)}  # L{lines[sp.id]}" for sp in sorted(specs, key=lambda sp: sp.id)]
-        consts += [f"{name} = Broadcast({b.record!r})  # the naive code's record, every superstep"
-                   for b, name in self.broadcasts.items()]
+        consts += [f"{name} = Broadcast({b.record!r}{f', packed={b.packed!r}' if b.packed else ''})  "
+                   "# the naive code's record, every superstep" for b, name in self.broadcasts.items()]
         return _template().render(
             file_doc=_doc(self.proc.file),
             proc_doc=_doc(self.proc.name),

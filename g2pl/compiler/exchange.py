@@ -48,6 +48,7 @@ class Spec:
     need: bool = False  # endpoint: values only along edges where a condition holds (prune)
     within: bool = False  # endpoint: the result is the edge set where every read holds (edgeset)
     recv: bool = False  # nbr: only receivers where a condition holds use the result (direction)
+    along: bool = False  # nbr: senders send only along entries whose edge condition holds (prune)
     delta: bool = False  # endpoint: only values changed since the last run are sent; receivers keep copies (delta)
 
     def record_bytes(self) -> int:
@@ -69,6 +70,8 @@ class Spec:
             out = f"record {fl} = {self.record_bytes()} bytes per {per}"
         if self.presence:
             out += "; presence bit per mirror"
+        if self.along:
+            out += "; only along the entries whose edge condition holds"
         if self.delta:
             out += "; only changed values, after a presence bit per mirror"
         if self.counted:
@@ -84,9 +87,14 @@ class Broadcast:
     messages) when the superstep exchanges nothing else; prune removes it, pack empties it."""
 
     record: tuple[Field, ...]
+    # pack, prune not run: the fields this superstep's records carry (bools as bits), for the nominal
+    # `record_bytes` of its messages; the record itself is empty (nothing travels for its own sake)
+    packed: tuple[Field, ...] = ()
 
     def record_bytes(self) -> int:
-        return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
+        if self.record:
+            return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
+        return (sum(1 if e == "bool" else 8 * ir.ELEM_SIZE[e] for _n, e in self.packed) + 7) // 8
 
 
 def nbr_fields(i: ir.NbrReduce) -> tuple[Field, ...]:

@@ -203,6 +203,28 @@ def sender_only(e: Ex | None) -> bool:
     return True
 
 
+def edge_only(e: Ex) -> bool:
+    """A domain-A expression that reads the connecting edge's values (and scalars) and nothing else, and
+    draws no random numbers: both endpoints hold it (paper section 3.2), so the sender can evaluate it."""
+    edge = False
+    for n in walk(e):
+        if isinstance(n, Load) and n.kind != "scalar":
+            if n.kind != "edge" or n.pos != "edge":
+                return False
+            edge = True
+        if isinstance(n, (Ids, Rand)):
+            return False
+    return edge
+
+
+def on_edges(e: Ex) -> Ex:
+    """An `edge_only` expression over the edge domain E (edge reads `here`)."""
+    def leaf(x: Ex) -> Ex:
+        return Load(x.elem, x.span, x.var, x.kind, "here") if isinstance(x, Load) and x.pos == "edge" else x
+
+    return map_leaves(e, leaf)
+
+
 def receiver_only(e: Ex) -> bool:
     """A domain-V expression that reads only the vertex's own values and scalars and draws no random
     numbers: a pull can evaluate it at each receiver (a receiver filter)."""
@@ -291,13 +313,16 @@ class NbrReduce(Instr):
     # (after direction) receiver-side condition outside which the result is never used: a pull may
     # skip those receivers (their result is unspecified)
     recv: Ex | None = None
+    # (after prune) the filter's conjuncts over the connecting edge alone (`e in S`): edge values live at
+    # both endpoints, so a sender sends only along the entries where they hold (they stay in `mask`)
+    along: Ex | None = None
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
         return (self.target,)
 
     def uses(self) -> set[str]:
-        return reads(self.value) | reads(self.mask) | reads(self.send) | reads(self.recv)
+        return reads(self.value) | reads(self.mask) | reads(self.send) | reads(self.recv) | reads(self.along)
 
 
 @dataclass(frozen=True)

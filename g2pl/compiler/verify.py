@@ -168,6 +168,9 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool =
         _check_ex(i.send, "A", vars_, where, bool_=True)
         if i.send is not None and not ir.sender_only(i.send):
             raise PlanError(f"{where}: send condition {ir.show_ex(i.send)} reads more than the sender")
+        _check_ex(i.along, "A", vars_, where, bool_=True)
+        if i.along is not None and not ir.edge_only(i.along):
+            raise PlanError(f"{where}: edge condition {ir.show_ex(i.along)} reads more than the edge")
         _check_ex(i.recv, "V", vars_, where, bool_=True)
         if i.recv is not None and not ir.receiver_only(i.recv):
             raise PlanError(f"{where}: receiver filter {ir.show_ex(i.recv)} reads more than the receiver")
@@ -244,6 +247,7 @@ def _check_spec(x: Exch, where: str) -> None:
             ("presence", sp.presence == (i.send is not None and sp.counted)),
             ("policy", (sp.policy == "push-pull") == i.push),
             ("recv", sp.recv == (i.recv is not None)),
+            ("along", sp.along == (i.along is not None)),
             ("op/elem/out", (sp.op, sp.elem, sp.out) == (i.op, i.elem, i.out))) if not ok]
     if isinstance(i, ir.EndpointExchange):
         fields, reads = exchange.endpoint_fields(i)

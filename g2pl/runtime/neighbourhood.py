@@ -57,7 +57,7 @@ class Neighbourhood:
 
     # ------------------------------------------------------------ the verb
 
-    def combine(self, spec: Spec, fields: tuple, head, send=None, recv=None):
+    def combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None):
         """`spec.op` over each receiver's neighbours of the message `head` makes of the arrived fields."""
         xp, n = self.xp, self.n
         self.tally.exchanged = True
@@ -65,7 +65,9 @@ class Neighbourhood:
         sendm = None if send is None else self.entries(send, n).astype(bool, copy=False)
         ext, present = self.transport.exchange(spec, arrays, sendm)
         adj = self.adj(spec.out)
-        if spec.counted:
+        if spec.counted and along is not None:
+            self._count_along(adj, present, along)
+        elif spec.counted:
             self._count(adj, present)
         pushed = None
         if spec.policy == "push-pull" and present is not None:
@@ -94,6 +96,18 @@ class Neighbourhood:
         senders, _lens, work = self._send_work(adj, present)
         self.tally.messages += work
         self.tally.sent_by(int(self.bk.item(self.xp.searchsorted(senders, self.n))))  # ascending: owned ones first
+
+    def _count_along(self, adj: Adjacency, present, along) -> None:
+        """Records sent along the entries whose edge condition `along` holds (from senders that send)."""
+        xp = self.xp
+        if xp.ndim(along) == 0:  # a constant: every entry, or none
+            if self.bk.item(along):
+                self._count(adj, present)
+            return
+        sel = along[adj.eid]
+        if present is not None:
+            sel = xp.logical_and(sel, present[adj.nbr])
+        self.tally.messages += int(self.bk.item(xp.count_nonzero(sel)))
 
     def _send_work(self, adj: Adjacency, present) -> tuple:
         """(senders, their entry counts, total entries) of the ext senders where `present` holds.
