@@ -233,6 +233,8 @@ class CodeGen:
         if i.recv is not None:
             lines.append(f"_recv = {self.ex(i.recv, 'V')}  # only these receivers use the result")
             kw += ", recv=_recv"
+        if spec.known:  # receivers: the senders' copy of the set where the result is read
+            kw += f", known={pyname(i.known)}"
         if spec.along:  # prune: the edge condition, known at both endpoints
             lines.append(f"_along = {self.ex(ir.on_edges(i.along), 'E')}  # sent only along these edges")
             kw += ", along=_along"

@@ -316,6 +316,9 @@ class NbrReduce(Instr):
     # (after prune) the filter's conjuncts over the connecting edge alone (`e in S`): edge values live at
     # both endpoints, so a sender sends only along the entries where they hold (they stay in `mask`)
     along: Ex | None = None
+    # (after receivers) a vertex bool var: the senders' kept copy of a set outside which the result is
+    # never read; a sender sends only to neighbours in it (not a use: None before its first copy)
+    known: str | None = None
     exchange = True
 
     def defs(self) -> tuple[str, ...]:

@@ -325,6 +325,7 @@ def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
         send = f"; sent if {ir.show_ex(i.send)}" if i.send is not None else ""
         send += "; pushed when the senders are few, else pulled" if i.push else ""
         send += f"; pulled only at receivers where {ir.show_ex(i.recv)}" if i.recv is not None else ""
+        send += f"; sent only to receivers in {i.known}" if i.known is not None else ""
         cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return (f"messages along {'out' if i.out else 'in'}-edges -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
                 f" [fields {fl}{send}{cond}] (combiner: {i.op})")

@@ -169,6 +169,8 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool =
         if i.send is not None and not ir.sender_only(i.send):
             raise PlanError(f"{where}: send condition {ir.show_ex(i.send)} reads more than the sender")
         _check_ex(i.along, "A", vars_, where, bool_=True)
+        if i.known is not None:
+            _target(i.known, "vertex", vars_, where, "bool")
         if i.along is not None and not ir.edge_only(i.along):
             raise PlanError(f"{where}: edge condition {ir.show_ex(i.along)} reads more than the edge")
         _check_ex(i.recv, "V", vars_, where, bool_=True)
@@ -248,6 +250,7 @@ def _check_spec(x: Exch, where: str) -> None:
             ("policy", (sp.policy == "push-pull") == i.push),
             ("recv", sp.recv == (i.recv is not None)),
             ("along", sp.along == (i.along is not None)),
+            ("known", sp.known == (i.known is not None)),
             ("op/elem/out", (sp.op, sp.elem, sp.out) == (i.op, i.elem, i.out))) if not ok]
     if isinstance(i, ir.EndpointExchange):
         fields, reads = exchange.endpoint_fields(i)

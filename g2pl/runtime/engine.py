@@ -184,11 +184,11 @@ class Runtime:
 
     # ------------------------------------------------------------ exchanges
 
-    def nbr_combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None):
+    def nbr_combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None, known=None):
         """Neighbourhood combine (see neighbourhood.py): `fields` travel to the neighbours, `head` makes
         (value, filter) of what arrived, `spec.op` combines it per receiver; `along`, an edge mask,
-        the entries senders send along."""
-        return self.nbr.combine(spec, fields, head, send, recv, along)
+        the entries senders send along; `known`, the senders' copy of the receivers that read it."""
+        return self.nbr.combine(spec, fields, head, send, recv, along, known)
 
     def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None) -> list:
         """Vertex values at edge endpoints, or an edgeset spec's edge set (see edges.py); a delta spec

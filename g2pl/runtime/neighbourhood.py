@@ -36,6 +36,7 @@ class Neighbourhood:
         self.transport, self.tally, self.stats = transport, tally, stats
         self.push_state: dict[int, bool] = {}  # per exchange spec: pushing now (hysteresis)
         self._work_memo: tuple | None = None  # see _send_work
+        self._known: dict[int, tuple] = {}  # per exchange spec: see _count_known
 
     def end_superstep(self) -> None:
         self._work_memo = None
@@ -57,7 +58,7 @@ class Neighbourhood:
 
     # ------------------------------------------------------------ the verb
 
-    def combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None):
+    def combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None, known=None):
         """`spec.op` over each receiver's neighbours of the message `head` makes of the arrived fields."""
         xp, n = self.xp, self.n
         self.tally.exchanged = True
@@ -67,6 +68,8 @@ class Neighbourhood:
         adj = self.adj(spec.out)
         if spec.counted and along is not None:
             self._count_along(adj, present, along)
+        elif spec.counted and known is not None:
+            self._count_known(adj, present, known, spec.id)
         elif spec.counted:
             self._count(adj, present)
         pushed = None
@@ -108,6 +111,38 @@ class Neighbourhood:
         if present is not None:
             sel = xp.logical_and(sel, present[adj.nbr])
         self.tally.messages += int(self.bk.item(xp.count_nonzero(sel)))
+
+    def _count_known(self, adj: Adjacency, present, known, key: int) -> None:
+        """Records sent to the receivers in `known` (the senders' copy; owned part = each receiver's own
+        copy, what its neighbours were told): per sender, the number of its entries into known owned
+        receivers is kept per exchange and updated at the receivers whose copy changed since."""
+        xp, bk, n = self.xp, self.bk, self.n
+        kn = self.entries(known, self.lg.n_ext)[:n].astype(bool, copy=False)
+        prev = self._known.get(key)
+        if prev is None:
+            into = self._entries_into(adj, bk.nonzero(kn))
+        else:
+            snap, into = prev
+            changed = bk.nonzero(kn != snap)
+            if len(changed):
+                gained = changed[kn[changed]]
+                lost = changed[xp.logical_not(kn[changed])]
+                into = into + self._entries_into(adj, gained) - self._entries_into(adj, lost)
+        self._known[key] = (kn.copy(), into)
+        if present is None:
+            self.tally.messages += int(bk.item(into.sum()))
+            return
+        senders, _lens, _work = self._send_work(adj, present)
+        self.tally.messages += int(bk.item(into[senders].sum()))
+        self.tally.sent_by(int(bk.item(xp.searchsorted(senders, n))))
+
+    def _entries_into(self, adj: Adjacency, rows):
+        """Per ext sender, its entries into the receivers `rows` (owned, ascending)."""
+        bk = self.bk
+        indptr = adj.seg.indptr
+        starts = indptr[rows]
+        lens = indptr[rows + 1] - starts
+        return bk.bincount(adj.nbr[bk.expand_ranges(starts, lens)], minlength=self.lg.n_ext)
 
     def _send_work(self, adj: Adjacency, present) -> tuple:
         """(senders, their entry counts, total entries) of the ext senders where `present` holds.
