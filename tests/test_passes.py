@@ -248,7 +248,8 @@ def test_edge_subset_aggregations_send_only_along_the_subset(tmp_path: Path, dir
 
 
 def _matching_rounds(g) -> list[tuple]:
-    """Greedy matching (paper Fig. 4) directly: per round, the unmatched set before it and after it."""
+    """Greedy matching (paper Fig. 4) directly: per round, the unmatched set before it, after it, and
+    how many vertices propose (have an unmatched neighbour)."""
     nbrs = [g.in_nbr[g.in_indptr[v]:g.in_indptr[v + 1]] for v in range(g.n)]
     nm, rounds = np.ones(g.n, dtype=bool), []
     while nm.any():
@@ -259,7 +260,7 @@ def _matching_rounds(g) -> list[tuple]:
             if us:
                 cand[v] = min(us, key=lambda u: (deps[u], g.ids[u]))
         matched = np.array([cand[v] >= 0 and nm[v] and cand[cand[v]] == v for v in range(g.n)], dtype=bool)
-        rounds.append((nm.copy(), nm & ~matched))
+        rounds.append((nm.copy(), nm & ~matched, int((nm & (cand >= 0)).sum())))
         if not matched.any():
             break
         nm &= ~matched
@@ -268,21 +269,23 @@ def _matching_rounds(g) -> list[tuple]:
 
 def test_receivers_send_only_to_the_receivers_that_read(tmp_path: Path) -> None:
     """Matching: Deps goes from unmatched senders to the neighbours they last knew unmatched, the
-    argmin to unmatched neighbours only, and the endpoint exchange sends the changed memberships: the
-    counts of a direct simulation, on one rank and on two, with -O0's matching."""
+    argmin to unmatched neighbours only, each Candidate only along the edge to the candidate (the
+    reader, `id[u] == Candidate[v] && ...`, can use it nowhere else), and the endpoint exchange sends
+    the changed memberships: the counts of a direct simulation, on one rank and on two, with -O0's
+    matching."""
     g = g2pl.load_graph("ws:600:6:0.3", seed=2)
     deg = np.diff(g.in_indptr)
     src, dst = g.in_nbr, np.repeat(np.arange(g.n), deg)  # every adjacency entry: sender -> receiver
     rounds = _matching_rounds(g)
-    tests = [nm for nm, _after in rounds] + [rounds[-1][1]]  # the unmatched set at each loop test
+    tests = [r[0] for r in rounds] + [rounds[-1][1]]  # the unmatched set at each loop test
     want: dict[int, list[int]] = {1: [], 3: [], 4: []}
     for k, nm in enumerate(tests):  # state 1: Deps, plus the memberships that changed since last time
         known = True if k == 0 else tests[k - 1][dst]  # the senders' copy: from the last loop test
         changed = deg.sum() if k == 0 else deg[nm != tests[k - 1]].sum()
         want[1].append(int((nm[src] & known).sum() + changed))
-    for nm, _after in rounds:  # the argmin, then Candidate along Edges(NotMatched): unmatched pairs only
+    for nm, _after, proposers in rounds:  # the argmin to unmatched neighbours; Candidate to the candidate
         want[3].append(int((nm[src] & nm[dst]).sum()))
-        want[4].append(int((nm[src] & nm[dst]).sum()))
+        want[4].append(proposers)
     assert len(rounds) > 3 and want[3][-1] < want[3][0] / 4
     mm = ROOT / "programs" / "matching.g2pl"
     ref = g2pl.compile(mm, opt=0).run(g)
@@ -336,8 +339,9 @@ def test_edgeset_rechecks_only_the_shrinking_edge_set() -> None:
     """Matching's Edges(NotMatched) becomes one shrinking edge set: after the first rounds only its
     previous members are checked again; the matching is the same without the pass."""
     g = g2pl.load_graph("ws:3000:10:0.3", seed=4)
-    on = g2pl.compile(ROOT / "programs" / "matching.g2pl").run(g)
-    off = g2pl.compile(ROOT / "programs" / "matching.g2pl", disable=("edgeset",)).run(g)
+    # (receivers off in both: it sees Candidate's guard through the edge set edgeset makes)
+    on = g2pl.compile(ROOT / "programs" / "matching.g2pl", disable=("receivers",)).run(g)
+    off = g2pl.compile(ROOT / "programs" / "matching.g2pl", disable=("edgeset", "receivers")).run(g)
     assert on.values == off.values
     assert on.stats["edge_sets"]["shrunk"] > 0 and on.stats["edge_sets"]["full"] >= 1
     assert off.stats["edge_sets"] == {"full": 0, "shrunk": 0}

@@ -295,6 +295,9 @@ class CodeGen:
         if spec.need:
             lines.append(f"_need = {self.ex(i.need, 'E')}  # the values are only used along these edges")
             kw = ", need=_need"
+        if spec.sent:  # receivers: where each read's value can matter, as its sender decides
+            conds = ", ".join("None" if c is None else _AtExGen("E")(c) for c in i.sent)
+            kw += f", sent=lambda _i, {', '.join(pyname(t) for t in i.targets)}: ({conds}, )"
         kept = ""
         if spec.delta:  # delta: the copies of the last run's values; only changed ones are sent
             kept = "".join(pyname(t) + ", " for t in i.keep)

@@ -49,6 +49,7 @@ class Spec:
     within: bool = False  # endpoint: the result is the edge set where every read holds (edgeset)
     recv: bool = False  # nbr: only receivers where a condition holds use the result (direction)
     along: bool = False  # nbr: senders send only along entries whose edge condition holds (prune)
+    sent: bool = False  # endpoint: each value sent only along the edges where the reading condition holds
     known: bool = False  # nbr: senders send only to receivers in their kept copy of a set (receivers)
     delta: bool = False  # endpoint: only values changed since the last run are sent; receivers keep copies (delta)
 
@@ -73,6 +74,8 @@ class Spec:
             out += "; presence bit per mirror"
         if self.along:
             out += "; only along the entries whose edge condition holds"
+        if self.sent:
+            out += "; only along the edges where the sender's value can be used"
         if self.known:
             out += "; only to the receivers the senders know can read it"
         if self.delta:

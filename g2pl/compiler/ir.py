@@ -360,6 +360,10 @@ class EndpointExchange(Instr):
     # set by the delta pass: one vertex var per field holding its values (owned and ghost) as last
     # exchanged; the exchange sends only the values that changed and returns the new copies
     keep: tuple[str, ...] = ()
+    # set by the receivers pass: per field read (as `targets`), an edge condition reading only that
+    # read's own target, the endpoint IDs and constants, outside which its value is never used: the
+    # sender (who has the value and knows the edge) sends along the edge only where it holds
+    sent: tuple[Ex | None, ...] = ()
     exchange = True
 
     def defs(self) -> tuple[str, ...]:

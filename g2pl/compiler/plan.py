@@ -334,6 +334,9 @@ def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
         return f"aggregator {i.target} = {i.op} over {'vertices' if i.dom == 'V' else 'edges'} of {ir.show_ex(i.value)}{cond}"
     if isinstance(i, ir.EndpointExchange):
         where = f" (records only along edges where {ir.show_ex(i.need)})" if x.spec.need else ""
+        if i.sent:
+            where += " (each value only where " + "; ".join(
+                f"{ir.show_ex(c)}" for c in i.sent if c is not None) + ")"
         if i.keep:
             where += f" (only values changed since the last run; copies kept in {', '.join(i.keep)})"
         if i.within is not None:

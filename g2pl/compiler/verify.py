@@ -223,6 +223,13 @@ def _check_endpoints(i: ir.EndpointExchange, vars_: dict[str, ir.Ty], where: str
         elems = dict((var, elem) for var, _s, elem in i.fields)
         for var, t in zip(dict.fromkeys(var for var, _s, _e in i.fields), i.keep):
             _target(t, "vertex", vars_, where, elems[var])
+    if i.sent:
+        if len(i.sent) != len(i.targets) or i.within is not None:
+            raise PlanError(f"{where}: {len(i.sent)} send conditions for {len(i.targets)} reads")
+        for c, t in zip(i.sent, i.targets):
+            _check_ex(c, "E", vars_, where, bool_=True)
+            if c is not None and ir.reads(c) - {t}:
+                raise PlanError(f"{where}: send condition {ir.show_ex(c)} reads more than {t}")
     _check_ex(i.need, "E", vars_, where, bool_=True)
     if i.need is not None:
         brought = set(i.defs()) & ir.reads(i.need)
@@ -258,6 +265,7 @@ def _check_spec(x: Exch, where: str) -> None:
             ("fields", [n for n, _e in sp.fields] == [n for n, _e in fields] and sp.reads == reads),
             ("need", not sp.need or i.need is not None),
             ("within", sp.within == (i.within is not None)),
+            ("sent", sp.sent == bool(i.sent) and (not i.sent or sp.need)),
             ("delta", sp.delta == bool(i.keep) and not (sp.delta and (sp.need or sp.transport == "entries"))),
         ) if not ok]
     if sp.transport != "packed" and sp.kind in ("nbr", "endpoint") and not sp.record and sp.fields:

@@ -71,7 +71,7 @@ class Edges:
     def entries(self, x, k: int):
         return x if self.bk.is_array(x) else self.xp.full(k, x)
 
-    def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None) -> list:
+    def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None, sent=None) -> list:
         """The verb: each read of `spec.reads` (field at src or dst) per local edge, or, for an edgeset
         spec, the one edge set where every read holds; a delta spec appends the new kept copies."""
         self.tally.exchanged = True
@@ -80,12 +80,14 @@ class Edges:
             ext = self._delta(spec, arrays, keep)
         else:
             ext, _ = self.transport.exchange(spec, arrays, None)
-            if spec.counted:
+            if spec.counted and sent is None:
                 self._count(need)
         if spec.within:
             out = [self.within(spec.id, tuple((ext[k], side) for k, side in spec.reads))]
         else:
             out = [self.at_endpoint(ext[k], side, need) for k, side in spec.reads]
+            if spec.counted and sent is not None:
+                self._count_sent(need, sent, out)
         if spec.delta:  # copies: the program's arrays are its own
             out += [e.copy() if e is a else e for e, a in zip(ext, arrays)]
         return out
@@ -125,6 +127,20 @@ class Edges:
         else:
             k = int(self.bk.item(xp.count_nonzero(self.entries(edges, self.m) & lg.edge_owned)))
         self.tally.messages += 2 * k
+
+    def _count_sent(self, need, sent, reads: list) -> None:
+        """One record per read and local edge owned here where `need` and the read's send condition
+        hold (evaluated at the needed edges only when they are few)."""
+        xp, lg, bk = self.xp, self.lg, self.bk
+        idx = None if need is None else self._needed_edges(need)
+        at = slice(None) if idx is None else idx
+        base = xp.ones(self.m, dtype=bool) if need is None else self.entries(need, self.m).astype(bool, copy=False)
+        base = base[at]
+        if lg.size > 1:
+            base = base & lg.edge_owned[at]
+        for cond in sent(at, *reads):
+            sel = base if cond is None else base & self.entries(cond, int(base.shape[0]))
+            self.tally.messages += int(bk.item(xp.count_nonzero(sel)))
 
     def at_endpoint(self, ext, side: str, need=None):
         """Vertex values (ext array) at each local edge's `side` endpoint; with `need`, only where the

@@ -190,10 +190,11 @@ class Runtime:
         the entries senders send along; `known`, the senders' copy of the receivers that read it."""
         return self.nbr.combine(spec, fields, head, send, recv, along, known)
 
-    def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None) -> list:
+    def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None, sent=None) -> list:
         """Vertex values at edge endpoints, or an edgeset spec's edge set (see edges.py); a delta spec
-        also returns the new copies of what it kept (`keep`: the last run's, None at first)."""
-        return self.edges.endpoints(spec, fields, need, keep)
+        also returns the new copies of what it kept (`keep`: the last run's, None at first); `sent(idx,
+        *reads)` gives each read's condition at edges `idx`, where its sender sends it."""
+        return self.edges.endpoints(spec, fields, need, keep, sent)
 
     def mark(self, mask, sides: tuple[str, ...] = (), ids=None, spec: Spec | None = None):
         """The owned vertices that are a `sides` endpoint of an edge in `mask` (local: edges live at

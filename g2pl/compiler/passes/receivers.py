@@ -11,8 +11,8 @@ skip the receivers they know to be outside `R`:
 * every read of `T` is guarded by `R` at the reading vertex: a message
   field of an aggregation whose send condition has the conjunct `R@nbr`, or
   an endpoint value whose need condition has the conjunct `W`, an edge set
-  `R@src && ...` computed by an endpoint exchange with nothing changing `R`
-  between it, the exchange and the read;
+  `R@src && ...` computed by an endpoint exchange (the edgeset pass's form)
+  with nothing changing `R` between it, the exchange and the read;
 * the senders know `R` at their neighbours: an endpoint exchange of `R`
   keeps copies of it (the delta pass), and after that exchange first runs,
   `R` only ever shrinks (every assignment is `R = R && ...`), so the copy is
@@ -39,7 +39,7 @@ import dataclasses
 
 from g2pl.compiler import ir
 from g2pl.compiler.passlog import PassLog, PassNote
-from g2pl.compiler.plan import Exch, Plan, State
+from g2pl.compiler.plan import Exch, Plan, State, local_readers
 
 
 def _is_shrink(ins: ir.Instr, r: str) -> bool:
@@ -151,9 +151,51 @@ def _kept(plan: Plan) -> dict[str, tuple[str, State]]:
     return out
 
 
+def _sender_known(c: ir.Ex, t: str) -> bool:
+    """Reads the value `t` itself and otherwise only endpoint IDs and constants: what the sender of `t`
+    along an edge knows (its own value, and the edge's two endpoints)."""
+    uses_t = False
+    for n in ir.walk(c):
+        if isinstance(n, ir.Load):
+            if n.var != t:
+                return False
+            uses_t = True
+        if isinstance(n, ir.Rand):
+            return False
+    return uses_t
+
+
+def sent_conditions(plan: Plan, i: ir.EndpointExchange) -> tuple[ir.Ex | None, ...]:
+    """Per read of endpoint exchange `i`: the conjunction of the conjuncts of its one reader (an edge
+    computation `... && c && ...`) that only its sender can need to know, or None."""
+    out: list[ir.Ex | None] = []
+    for t in i.targets:
+        readers = local_readers(plan, t)
+        c = None
+        if readers is not None and len(readers) == 1 and isinstance(readers[0], ir.Compute) and readers[0].dom == "E":
+            parts = ir.conjuncts(readers[0].ex)
+            if len(parts) > 1:
+                c = ir.conjoin([p for p in parts if _sender_known(p, t)])
+        out.append(c)
+    return tuple(out)
+
+
 def run(plan: Plan, log: PassLog) -> Plan:
     kept = _kept(plan)
     done = 0
+    for s in plan.states:  # endpoint values: only along the edges where their reader can use them
+        for k, x in enumerate(s.exchange):
+            i = x.instr
+            if not isinstance(i, ir.EndpointExchange) or not x.spec.need or i.within is not None or i.sent:
+                continue
+            sent = sent_conditions(plan, i)
+            if any(c is not None for c in sent):
+                s.exchange[k] = Exch(dataclasses.replace(i, sent=sent), x.phase, dataclasses.replace(x.spec, sent=True))
+                done += 1
+                conds = "; ".join(f"{var}@{side} where {ir.show_ex(c)}" for (var, side, _e), c in zip(i.fields, sent)
+                                  if c is not None)
+                log.append(PassNote.on("receivers", i, f"endpoint values sent only where their reader can use "
+                                                      f"them: {conds}"))
     for s in plan.states:
         for k, x in enumerate(s.exchange):
             i = x.instr
