@@ -122,12 +122,13 @@ class Neighbourhood:
         if prev is None:
             into = self._entries_into(adj, bk.nonzero(kn))
         else:
-            snap, into = prev
-            changed = bk.nonzero(kn != snap)
-            if len(changed):
-                gained = changed[kn[changed]]
-                lost = changed[xp.logical_not(kn[changed])]
-                into = into + self._entries_into(adj, gained) - self._entries_into(adj, lost)
+            snap, into = prev  # (integer indices only: a boolean mask is an uncounted device read on a GPU)
+            gained = bk.nonzero(xp.logical_and(kn, xp.logical_not(snap)))
+            lost = bk.nonzero(xp.logical_and(snap, xp.logical_not(kn)))
+            if len(gained):
+                into = into + self._entries_into(adj, gained)
+            if len(lost):
+                into = into - self._entries_into(adj, lost)
         self._known[key] = (kn.copy(), into)
         if present is None:
             self.tally.messages += int(bk.item(into.sum()))
