@@ -104,7 +104,7 @@ class Edges:
         if self.lg.size > 1:
             ext = [xp.where(present, e, k) for e, k in zip(ext, keep)]
         if spec.counted:
-            self.tally.messages += int(self.bk.item(self._degrees()[self.bk.nonzero(changed)].sum()))
+            self.tally.pending.append(xp.sum(self._degrees() * changed))
         return ext
 
     def _degrees(self):
@@ -131,7 +131,7 @@ class Edges:
     def _count_sent(self, need, sent, reads: list) -> None:
         """One record per read and local edge owned here where `need` and the read's send condition
         hold (evaluated at the needed edges only when they are few)."""
-        xp, lg, bk = self.xp, self.lg, self.bk
+        xp, lg = self.xp, self.lg
         idx = None if need is None else self._needed_edges(need)
         at = slice(None) if idx is None else idx
         base = xp.ones(self.m, dtype=bool) if need is None else self.entries(need, self.m).astype(bool, copy=False)
@@ -140,7 +140,7 @@ class Edges:
             base = base & lg.edge_owned[at]
         for cond in sent(at, *reads):
             sel = base if cond is None else base & self.entries(cond, int(base.shape[0]))
-            self.tally.messages += int(bk.item(xp.count_nonzero(sel)))
+            self.tally.pending.append(xp.count_nonzero(sel))
 
     def at_endpoint(self, ext, side: str, need=None):
         """Vertex values (ext array) at each local edge's `side` endpoint; with `need`, only where the

@@ -250,6 +250,12 @@ class Runtime:
         self.nbr.end_superstep()
         self.bk.synchronize()  # the superstep's device work is done: its time is measured
         naive = self.naive_entries if broadcast is not None else 0
+        if tally.pending:  # the device-side message counts: one read for all of them
+            total = tally.pending[0]
+            for p in tally.pending[1:]:
+                total = total + p
+            tally.messages += int(self.bk.item(total))
+            tally.pending = []
         msgs = naive + tally.messages
         rec_bytes = naive * (broadcast.record_bytes() if broadcast is not None else 0) + tally.messages * 8
         now = time.perf_counter()

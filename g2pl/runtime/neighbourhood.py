@@ -122,19 +122,18 @@ class Neighbourhood:
         if prev is None:
             into = self._entries_into(adj, bk.nonzero(kn))
         else:
-            snap, into = prev  # (integer indices only: a boolean mask is an uncounted device read on a GPU)
-            gained = bk.nonzero(xp.logical_and(kn, xp.logical_not(snap)))
+            # the receivers pass guarantees the set only shrinks once copied: only losses to subtract
+            # (integer indices only: a boolean mask is an uncounted device read on a GPU)
+            snap, into = prev
             lost = bk.nonzero(xp.logical_and(snap, xp.logical_not(kn)))
-            if len(gained):
-                into = into + self._entries_into(adj, gained)
             if len(lost):
                 into = into - self._entries_into(adj, lost)
         self._known[key] = (kn.copy(), into)
         if present is None:
-            self.tally.messages += int(bk.item(into.sum()))
+            self.tally.pending.append(into.sum())
             return
         senders, _lens, _work = self._send_work(adj, present)
-        self.tally.messages += int(bk.item(into[senders].sum()))
+        self.tally.pending.append(into[senders].sum())
         self.tally.sent_by(int(bk.item(xp.searchsorted(senders, n))))
 
     def _entries_into(self, adj: Adjacency, rows):
