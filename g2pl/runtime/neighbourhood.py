@@ -119,8 +119,12 @@ class Neighbourhood:
         xp, bk, n = self.xp, self.bk, self.n
         kn = self.entries(known, self.lg.n_ext)[:n].astype(bool, copy=False)
         prev = self._known.get(key)
-        if prev is None:
-            into = self._entries_into(adj, bk.nonzero(kn))
+        if prev is None:  # from the side with fewer receivers (sets usually start as every vertex)
+            out = bk.nonzero(xp.logical_not(kn))
+            if 2 * len(out) < n:
+                into = adj.sender_counts() - self._entries_into(adj, out) if len(out) else adj.sender_counts()
+            else:
+                into = self._entries_into(adj, bk.nonzero(kn))
         else:
             # the receivers pass guarantees the set only shrinks once copied: only losses to subtract
             # (integer indices only: a boolean mask is an uncounted device read on a GPU)
