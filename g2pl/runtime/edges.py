@@ -100,9 +100,13 @@ class Edges:
         for a, k in zip(arrays, keep):
             d = _bits_view(a) != _bits_view(k[:n].astype(a.dtype, copy=False))
             changed = d if changed is None else changed | d
-        ext, present = self.transport.exchange(spec, arrays, changed)
-        if self.lg.size > 1:
-            ext = [xp.where(present, e, k) for e, k in zip(ext, keep)]
+        if len(arrays) == 1 and arrays[0].dtype == bool:  # one set: a change is a flip, the presence says it all
+            _none, present = self.transport.exchange(spec, (), changed)
+            ext = [xp.logical_xor(keep[0], present) if self.lg.size > 1 else arrays[0]]
+        else:
+            ext, present = self.transport.exchange(spec, arrays, changed)
+            if self.lg.size > 1:
+                ext = [xp.where(present, e, k) for e, k in zip(ext, keep)]
         if spec.counted:
             self.tally.pending.append(xp.sum(self._degrees() * changed))
         return ext

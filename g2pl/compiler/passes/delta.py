@@ -10,7 +10,8 @@ that keeps the values as last exchanged (owned and ghost copies): a sender
 sends only where its value differs from its kept copy, after a presence bit
 per mirror, and counts one message per adjacency entry of each such sender;
 receivers take the unchanged values from their copies, so every edge sees
-exactly the values the literal code reads.  The first run sends everything.
+exactly the values the literal code reads (a single set's change is a flip:
+the presence bits are all that travels).  The first run sends everything.
 The kept copies are program variables, so a checkpoint saves them and a
 resumed run sends and counts what the uninterrupted run does.
 
