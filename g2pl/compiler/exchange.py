@@ -50,7 +50,7 @@ class Spec:
     recv: bool = False  # nbr: only receivers where a condition holds use the result (direction)
     along: bool = False  # nbr: senders send only along entries whose edge condition holds (prune)
     sent: bool = False  # endpoint: each value sent only along the edges where the reading condition holds
-    known: bool = False  # nbr: senders send only to receivers in their kept copy of a set (receivers)
+    known: str = ""  # nbr: senders send only to receivers in their kept copy (this variable) of a set (receivers)
     delta: bool = False  # endpoint: only values changed since the last run are sent; receivers keep copies (delta)
 
     def record_bytes(self) -> int:

@@ -257,7 +257,7 @@ def _check_spec(x: Exch, where: str) -> None:
             ("policy", (sp.policy == "push-pull") == i.push),
             ("recv", sp.recv == (i.recv is not None)),
             ("along", sp.along == (i.along is not None)),
-            ("known", sp.known == (i.known is not None)),
+            ("known", sp.known == (i.known or "")),
             ("op/elem/out", (sp.op, sp.elem, sp.out) == (i.op, i.elem, i.out))) if not ok]
     if isinstance(i, ir.EndpointExchange):
         fields, reads = exchange.endpoint_fields(i)

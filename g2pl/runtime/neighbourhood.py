@@ -36,7 +36,7 @@ class Neighbourhood:
         self.transport, self.tally, self.stats = transport, tally, stats
         self.push_state: dict[int, bool] = {}  # per exchange spec: pushing now (hysteresis)
         self._work_memo: tuple | None = None  # see _send_work
-        self._known: dict[int, tuple] = {}  # per exchange spec: see _count_known
+        self._known: dict[tuple, tuple] = {}  # per (direction, kept copy): see _count_known
 
     def end_superstep(self) -> None:
         self._work_memo = None
@@ -69,7 +69,7 @@ class Neighbourhood:
         if spec.counted and along is not None:
             self._count_along(adj, present, along)
         elif spec.counted and known is not None:
-            self._count_known(adj, present, known, spec.id)
+            self._count_known(adj, present, known, (spec.out, spec.known))
         elif spec.counted:
             self._count(adj, present)
         pushed = None
@@ -112,10 +112,11 @@ class Neighbourhood:
             sel = xp.logical_and(sel, present[adj.nbr])
         self.tally.messages += int(self.bk.item(xp.count_nonzero(sel)))
 
-    def _count_known(self, adj: Adjacency, present, known, key: int) -> None:
+    def _count_known(self, adj: Adjacency, present, known, key: tuple) -> None:
         """Records sent to the receivers in `known` (the senders' copy; owned part = each receiver's own
         copy, what its neighbours were told): per sender, the number of its entries into known owned
-        receivers is kept per exchange and updated at the receivers whose copy changed since."""
+        receivers is kept per copy variable (every exchange reading it sees it shrink over time) and
+        updated at the receivers whose copy changed since."""
         xp, bk, n = self.xp, self.bk, self.n
         kn = self.entries(known, self.lg.n_ext)[:n].astype(bool, copy=False)
         prev = self._known.get(key)
@@ -132,7 +133,9 @@ class Neighbourhood:
             lost = bk.nonzero(xp.logical_and(snap, xp.logical_not(kn)))
             if len(lost):
                 into = into - self._entries_into(adj, lost)
-        self._known[key] = (kn.copy(), into)
+                snap[lost] = False
+            kn = snap
+        self._known[key] = (kn if prev is not None else kn.copy(), into)
         if present is None:
             self.tally.pending.append(into.sum())
             return

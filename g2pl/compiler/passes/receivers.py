@@ -204,7 +204,7 @@ def run(plan: Plan, log: PassLog) -> Plan:
             for r, (copy, sk) in kept.items():
                 if _only_shrinks_after(plan, sk, r) and _guarded(plan, s, i, r):
                     s.exchange[k] = Exch(dataclasses.replace(i, known=copy), x.phase,
-                                         dataclasses.replace(x.spec, known=True))
+                                         dataclasses.replace(x.spec, known=copy))
                     done += 1
                     log.append(PassNote.on("receivers", i, f"{i.target} is read only in {r}: sent only to "
                                                           f"receivers in {r} as the senders know it ({copy})"))
