@@ -70,7 +70,8 @@ def run(graph: str, cfg: str, np_: int, seed: int) -> dict:
         answer = hashlib.sha256(out.read_bytes()).hexdigest()[:16]
     return {"supersteps": s["supersteps"], "messages": s["messages"], "record_bytes": s["record_bytes"],
             "bytes": s["bytes"], "time_s": s["time_s"], "answer": answer, "graph_n": s["graph"]["n"],
-            "graph_m": s["graph"]["m"], "cmd": " ".join(["g2pl", *cmd[3:]])}
+            "graph_m": s["graph"]["m"], "cmd": " ".join(["g2pl", *cmd[3:]]),
+            "per_rank": [{k: r.get(k) for k in ("comm_s", "compute_s")} for r in s.get("per_rank", [])]}
 
 
 def machine() -> str:
