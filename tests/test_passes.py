@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_util import run_proc
 from program_args import program_args
 
 import g2pl
@@ -33,8 +35,12 @@ def _unit_before(pass_name: str, src: Path):
     if PASSES[pass_name].stage == "ir":
         return proc
     plan = build_plan(proc)
-    if pass_name == "direction":  # it acts on the send conditions prune introduces
+    if pass_name in ("direction", "delta"):  # it acts on the send conditions / transports prune introduces
         plan = PASSES["prune"].run(plan, [])
+    if pass_name == "receivers":  # it reads what every earlier plan pass wrote (sets, kept copies)
+        for p in PIPELINE[:[q.name for q in PIPELINE].index(pass_name)]:
+            if p.stage == "plan":
+                plan = p.run(plan, [])
     return plan
 
 
@@ -183,6 +189,134 @@ def test_each_pass_changes_what_it_claims() -> None:
     assert _stats(mm, g)["messages"] * 3 <= s0["messages"]
 
 
+def test_delta_sends_only_changed_values_and_counts_them(tmp_path: Path) -> None:
+    """Min-label propagation compared at both endpoints of every edge: round k's endpoint exchange
+    sends one message per adjacency entry of each vertex whose label changed in round k - 1 (every
+    vertex in round 0), counted exactly so on one rank and on two; the labels are those of -O0."""
+    src = FIXTURES / "delta" / "changed_only.g2pl"
+    g = g2pl.load_graph("er:400:600", seed=4)  # sparse: several components, labels settle over rounds
+    deg = np.diff(g.in_indptr)
+    nbrs = [g.in_nbr[g.in_indptr[v]:g.in_indptr[v + 1]] for v in range(g.n)]
+    lab, want = g.ids.astype(np.int64), []
+    prev = None
+    for _k in range(5):  # the program's rounds, directly
+        new = np.array([min(lab[v], lab[nbrs[v]].min(initial=lab[v])) for v in range(g.n)])
+        sent = deg.sum() if prev is None else deg[lab != prev].sum()
+        want.append(int(sent) + int(deg.sum()))  # + the min over neighbours: every vertex sends
+        prev, lab = lab, new
+    ref = g2pl.compile(src, opt=0).run(g)
+    got = g2pl.compile(src).run(g)
+    assert got.values == ref.values
+    assert [s["messages"] for s in got.stats["per_superstep"] if s["state"] == 2] == want
+    r = run_proc("g2pl", "run", src, "--graph", "er:400:600", "--seed", "4", "--np", "2", "--quiet",
+                 "--stats", tmp_path / "s.json", "--output", tmp_path / "o.json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    two = json.loads((tmp_path / "s.json").read_text())
+    assert json.loads((tmp_path / "o.json").read_text()) == ref.output()
+    assert [s["messages"] for s in two["per_superstep"] if s["state"] == 2] == want
+    off = g2pl.compile(src, disable=("delta",)).run(g).stats
+    assert [s["messages"] for s in off["per_superstep"] if s["state"] == 2] == [2 * int(deg.sum())] * 5
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_edge_subset_aggregations_send_only_along_the_subset(tmp_path: Path, directed: bool) -> None:
+    """`sum [ 1 | (u, e) <- nvals v, e in S ]` sends along S's entries only; `sum [ ... | (u, v) <- S ]`
+    and `sum [ ... | (u, e, v) <- E, e in S ]` read endpoint values along S's edges only: counted so
+    (against the graph's arrays directly) on one rank and two, with the answer of -O0."""
+    src = FIXTURES / "prune" / "edge_subset.g2pl"
+    rng = np.random.default_rng(11)
+    ids = rng.choice(10**6, size=300, replace=False) * 7 + 5  # non-contiguous IDs; a few components
+    el = tmp_path / "g.el"
+    el.write_text("".join(f"{ids[a]} {ids[b]}\n" for a, b in rng.integers(0, 300, size=(700, 2)) if a != b))
+    flags = ["--directed"] if directed else []
+    g = g2pl.load_graph(str(el), directed=directed)
+    xs = (g.ids % 3 == 0)
+    s = xs[g.src] | xs[g.dst]  # S, per edge
+    k = int(s.sum())
+    entries = k * (1 if directed else 2)  # in-neighbour entries along S (both directions when undirected)
+    want = [int(g.m) * 2, entries, 2 * k, 0]  # X's memberships (first run: all), D along S, D at S's ends
+    ref = g2pl.compile(src, opt=0).run(g)
+    for ranks in (1, 2):
+        r = run_proc("g2pl", "run", src, "--graph", el, *flags, "--np", str(ranks), "--quiet",
+                     "--stats", tmp_path / "s.json", "--output", tmp_path / "o.json", timeout=120)
+        assert r.returncode == 0, r.stderr
+        st = json.loads((tmp_path / "s.json").read_text())
+        assert json.loads((tmp_path / "o.json").read_text()) == ref.output()
+        assert [x["messages"] for x in st["per_superstep"][:4]] == want, ranks
+    o1 = g2pl.compile(src, opt=1).run(g)
+    assert o1.values == ref.values and o1.stats["messages"] > sum(want)
+
+
+def _matching_rounds(g) -> list[tuple]:
+    """Greedy matching (paper Fig. 4) directly: per round, the unmatched set before it, after it, and
+    how many vertices propose (have an unmatched neighbour)."""
+    nbrs = [g.in_nbr[g.in_indptr[v]:g.in_indptr[v + 1]] for v in range(g.n)]
+    nm, rounds = np.ones(g.n, dtype=bool), []
+    while nm.any():
+        deps = np.array([nm[nbrs[v]].sum() for v in range(g.n)])
+        cand = np.full(g.n, -1)
+        for v in range(g.n):
+            us = [u for u in nbrs[v] if nm[u]]
+            if us:
+                cand[v] = min(us, key=lambda u: (deps[u], g.ids[u]))
+        matched = np.array([cand[v] >= 0 and nm[v] and cand[cand[v]] == v for v in range(g.n)], dtype=bool)
+        rounds.append((nm.copy(), nm & ~matched, int((nm & (cand >= 0)).sum())))
+        if not matched.any():
+            break
+        nm &= ~matched
+    return rounds
+
+
+def test_receivers_send_only_to_the_receivers_that_read(tmp_path: Path) -> None:
+    """Matching: Deps goes from unmatched senders to the neighbours they last knew unmatched, the
+    argmin to unmatched neighbours only, each Candidate only along the edge to the candidate (the
+    reader, `id[u] == Candidate[v] && ...`, can use it nowhere else), and the endpoint exchange sends
+    the changed memberships: the counts of a direct simulation, on one rank and on two, with -O0's
+    matching."""
+    g = g2pl.load_graph("ws:600:6:0.3", seed=2)
+    deg = np.diff(g.in_indptr)
+    src, dst = g.in_nbr, np.repeat(np.arange(g.n), deg)  # every adjacency entry: sender -> receiver
+    rounds = _matching_rounds(g)
+    tests = [r[0] for r in rounds] + [rounds[-1][1]]  # the unmatched set at each loop test
+    want: dict[int, list[int]] = {1: [], 3: [], 4: []}
+    for k, nm in enumerate(tests):  # state 1: Deps, plus the memberships that changed since last time
+        known = True if k == 0 else tests[k - 1][dst]  # the senders' copy: from the last loop test
+        changed = deg.sum() if k == 0 else deg[nm != tests[k - 1]].sum()
+        want[1].append(int((nm[src] & known).sum() + changed))
+    for nm, _after, proposers in rounds:  # the argmin to unmatched neighbours; Candidate to the candidate
+        want[3].append(int((nm[src] & nm[dst]).sum()))
+        want[4].append(proposers)
+    assert len(rounds) > 3 and want[3][-1] < want[3][0] / 4
+    mm = ROOT / "programs" / "matching.g2pl"
+    ref = g2pl.compile(mm, opt=0).run(g)
+    got = g2pl.compile(mm).run(g)
+    assert got.values == ref.values
+
+    def per_state(st: dict) -> dict[int, list[int]]:
+        return {k: [x["messages"] for x in st["per_superstep"] if x["state"] == k] for k in (1, 3, 4)}
+
+    assert per_state(got.stats) == want
+    r = run_proc("g2pl", "run", mm, "--graph", "ws:600:6:0.3", "--seed", "2", "--np", "2", "--quiet",
+                 "--stats", tmp_path / "s.json", "--output", tmp_path / "o.json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "o.json").read_text()) == ref.output()
+    assert per_state(json.loads((tmp_path / "s.json").read_text())) == want
+    off = g2pl.compile(mm, disable=("receivers",)).run(g).stats
+    assert off["messages"] > got.stats["messages"]
+
+
+def test_record_bytes_without_prune_are_the_packed_records() -> None:
+    """With prune off every vertex still sends along every entry each exchange superstep, but pack
+    leaves only the superstep's fields in each record: that record's size (bits rounded up to bytes),
+    not 0, per message."""
+    g = g2pl.load_graph("ws:2000:10:0.3", seed=3)
+    st = _stats(ROOT / "programs" / "matching.g2pl", g, disable=("prune",))
+    size = {1: 1, 3: 9, 4: 8}  # NotMatched and the Deps filter (2 bits); argmin key + bit; Candidate
+    for x in st["per_superstep"]:
+        assert x["record_bytes"] == x["messages"] * size.get(x["state"], 0), x
+    assert st["record_bytes"] > 0
+
+
 def test_pack_shrinks_the_record_layout() -> None:
     prog = g2pl.compile(FIXTURES / "pack" / "sender_value.g2pl")
     text = prog.plan_text()
@@ -205,8 +339,9 @@ def test_edgeset_rechecks_only_the_shrinking_edge_set() -> None:
     """Matching's Edges(NotMatched) becomes one shrinking edge set: after the first rounds only its
     previous members are checked again; the matching is the same without the pass."""
     g = g2pl.load_graph("ws:3000:10:0.3", seed=4)
-    on = g2pl.compile(ROOT / "programs" / "matching.g2pl").run(g)
-    off = g2pl.compile(ROOT / "programs" / "matching.g2pl", disable=("edgeset",)).run(g)
+    # (receivers off in both: it sees Candidate's guard through the edge set edgeset makes)
+    on = g2pl.compile(ROOT / "programs" / "matching.g2pl", disable=("receivers",)).run(g)
+    off = g2pl.compile(ROOT / "programs" / "matching.g2pl", disable=("edgeset", "receivers")).run(g)
     assert on.values == off.values
     assert on.stats["edge_sets"]["shrunk"] > 0 and on.stats["edge_sets"]["full"] >= 1
     assert off.stats["edge_sets"] == {"full": 0, "shrunk": 0}

@@ -206,7 +206,7 @@ def test_notes_name_the_statements_of_reordered_and_merged_code() -> None:
 def test_notes_about_no_statement_are_listed_for_the_procedure() -> None:
     prog, comp = _compile(REORDERED)
     general = [n for n in comp.plan.log if not n.origins]
-    assert [n.pass_name for n in general] == ["reuse", "direction", "edgeset"]
+    assert [n.pass_name for n in general] == ["reuse", "direction", "edgeset", "delta", "receivers"]
     report = explain(prog.module, comp)
     for n in general:
         assert f"\npass: {n}\n" in report

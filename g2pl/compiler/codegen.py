@@ -239,6 +239,11 @@ class CodeGen:
         if i.recv is not None:
             lines.append(f"_recv = {self.ex(i.recv, 'V')}  # only these receivers use the result")
             kw += ", recv=_recv"
+        if spec.known:  # receivers: the senders' copy of the set where the result is read
+            kw += f", known={pyname(i.known)}"
+        if spec.along:  # prune: the edge condition, known at both endpoints
+            lines.append(f"_along = {self.ex(ir.on_edges(i.along), 'E')}  # sent only along these edges")
+            kw += ", along=_along"
         if spec.per_entry:
             head, arrays, what = self._entry_head(i, spec), [pyname(n) for n, _e in spec.fields], "fields"
         elif spec.transport == "packed":
@@ -325,12 +330,19 @@ class CodeGen:
         if spec.need:
             lines.append(f"_need = {self.ex(i.need, 'E')}  # the values are only used along these edges")
             kw = ", need=_need"
+        if spec.sent:  # receivers: where each read's value can matter, as its sender decides
+            conds = ", ".join("None" if c is None else _AtExGen("E")(c) for c in i.sent)
+            kw += f", sent=lambda _i, {', '.join(pyname(t) for t in i.targets)}: ({conds}, )"
+        kept = ""
+        if spec.delta:  # delta: the copies of the last run's values; only changed ones are sent
+            kept = "".join(pyname(t) + ", " for t in i.keep)
+            kw += f", keep=({kept})"
         if spec.within:  # edgeset: the conjunction of the fields, as a shrinking set
-            return lines + [f"{pyname(i.within)}, = rt.endpoints(X{spec.id}, ({arrays}){kw})  "
+            return lines + [f"{pyname(i.within)}, {kept}= rt.endpoints(X{spec.id}, ({arrays}){kw})  "
                             f"# edges with {_comment(i.conjunction())}"]
         reads = ", ".join(f"{_comment(v)}@{side}" for v, side, _e in i.fields)
-        return lines + [f"{''.join(pyname(t) + ', ' for t in i.targets)}= rt.endpoints(X{spec.id}, ({arrays}){kw})  "
-                        f"# {reads}"]
+        return lines + [f"{''.join(pyname(t) + ', ' for t in i.targets)}{kept}= rt.endpoints(X{spec.id}, "
+                        f"({arrays}){kw})  # {reads}"]
 
     def _remote(self, x: Exch) -> list[str]:
         i = x.instr
@@ -430,8 +442,8 @@ class CodeGen:
         specs = [x.spec for s in plan.states for x in s.exchange]
         lines = {x.spec.id: x.instr.span.line for s in plan.states for x in s.exchange}
         consts = [f"X{sp.id} = {render_spec(sp)}  # L{lines[sp.id]}" for sp in sorted(specs, key=lambda sp: sp.id)]
-        consts += [f"{name} = Broadcast({b.record!r})  # the naive code's record, every superstep"
-                   for b, name in self.broadcasts.items()]
+        consts += [f"{name} = Broadcast({b.record!r}{f', packed={b.packed!r}' if b.packed else ''})  "
+                   "# the naive code's record, every superstep" for b, name in self.broadcasts.items()]
         return _template().render(
             file_doc=_doc(self.proc.file),
             proc_doc=_doc(self.proc.name),

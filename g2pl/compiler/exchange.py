@@ -53,6 +53,10 @@ class Spec:
     # travel packed), and whether each endpoint's neighbours are its out-neighbours (u, v)
     edge_fields: tuple[Field, ...] = ()
     outs: tuple[bool, ...] = ()
+    along: bool = False  # nbr: senders send only along entries whose edge condition holds (prune)
+    sent: bool = False  # endpoint: each value sent only along the edges where the reading condition holds
+    known: str = ""  # nbr: senders send only to receivers in their kept copy (this variable) of a set (receivers)
+    delta: bool = False  # endpoint: only values changed since the last run are sent; receivers keep copies (delta)
 
     def record_bytes(self) -> int:
         return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
@@ -80,6 +84,14 @@ class Spec:
             out = f"record {fl} = {self.record_bytes()} bytes per {per}"
         if self.presence:
             out += "; presence bit per mirror"
+        if self.along:
+            out += "; only along the entries whose edge condition holds"
+        if self.sent:
+            out += "; only along the edges where the sender's value can be used"
+        if self.known:
+            out += "; only to the receivers the senders know can read it"
+        if self.delta:
+            out += "; only changed values, after a presence bit per mirror"
         if self.counted:
             out += "; counted where sent"
         if self.policy == "push-pull":
@@ -93,9 +105,14 @@ class Broadcast:
     messages) when the superstep exchanges nothing else; prune removes it, pack empties it."""
 
     record: tuple[Field, ...]
+    # pack, prune not run: the fields this superstep's records carry (bools as bits), for the nominal
+    # `record_bytes` of its messages; the record itself is empty (nothing travels for its own sake)
+    packed: tuple[Field, ...] = ()
 
     def record_bytes(self) -> int:
-        return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
+        if self.record:
+            return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
+        return (sum(1 if e == "bool" else 8 * ir.ELEM_SIZE[e] for _n, e in self.packed) + 7) // 8
 
 
 def nbr_fields(i: ir.NbrReduce) -> tuple[Field, ...]:

@@ -207,6 +207,28 @@ def sender_only(e: Ex | None) -> bool:
     return True
 
 
+def edge_only(e: Ex) -> bool:
+    """A domain-A expression that reads the connecting edge's values (and scalars) and nothing else, and
+    draws no random numbers: both endpoints hold it (paper section 3.2), so the sender can evaluate it."""
+    edge = False
+    for n in walk(e):
+        if isinstance(n, Load) and n.kind != "scalar":
+            if n.kind != "edge" or n.pos != "edge":
+                return False
+            edge = True
+        if isinstance(n, (Ids, Rand)):
+            return False
+    return edge
+
+
+def on_edges(e: Ex) -> Ex:
+    """An `edge_only` expression over the edge domain E (edge reads `here`)."""
+    def leaf(x: Ex) -> Ex:
+        return Load(x.elem, x.span, x.var, x.kind, "here") if isinstance(x, Load) and x.pos == "edge" else x
+
+    return map_leaves(e, leaf)
+
+
 def receiver_only(e: Ex) -> bool:
     """A domain-V expression that reads only the vertex's own values and scalars and draws no random
     numbers: a pull can evaluate it at each receiver (a receiver filter)."""
@@ -295,13 +317,19 @@ class NbrReduce(Instr):
     # (after direction) receiver-side condition outside which the result is never used: a pull may
     # skip those receivers (their result is unspecified)
     recv: Ex | None = None
+    # (after prune) the filter's conjuncts over the connecting edge alone (`e in S`): edge values live at
+    # both endpoints, so a sender sends only along the entries where they hold (they stay in `mask`)
+    along: Ex | None = None
+    # (after receivers) a vertex bool var: the senders' kept copy of a set outside which the result is
+    # never read; a sender sends only to neighbours in it (not a use: None before its first copy)
+    known: str | None = None
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
         return (self.target,)
 
     def uses(self) -> set[str]:
-        return reads(self.value) | reads(self.mask) | reads(self.send) | reads(self.recv)
+        return reads(self.value) | reads(self.mask) | reads(self.send) | reads(self.recv) | reads(self.along)
 
 
 @dataclass(frozen=True)
@@ -359,10 +387,17 @@ class EndpointExchange(Instr):
     # set by the edgeset pass: the exchange defines only this edge<bool> variable, the conjunction of
     # every (bool) field at its endpoint (a set that shrinks while the vertex sets do)
     within: str | None = None
+    # set by the delta pass: one vertex var per field holding its values (owned and ghost) as last
+    # exchanged; the exchange sends only the values that changed and returns the new copies
+    keep: tuple[str, ...] = ()
+    # set by the receivers pass: per field read (as `targets`), an edge condition reading only that
+    # read's own target, the endpoint IDs and constants, outside which its value is never used: the
+    # sender (who has the value and knows the edge) sends along the edge only where it holds
+    sent: tuple[Ex | None, ...] = ()
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
-        return (self.within,) if self.within is not None else self.targets
+        return ((self.within,) if self.within is not None else self.targets) + self.keep
 
     def conjunction(self) -> str:
         """`X@src && Y@dst`: the edge set an edgeset exchange defines, for plans, logs and comments."""

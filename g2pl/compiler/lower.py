@@ -1030,8 +1030,9 @@ class Lowerer:
         if not fields:
             return exs
         spec = tuple((var, pos, self.var_elem(var)) for (var, pos) in fields)
-        if need is not None and any(isinstance(n, ir.Load) and n.pos in ("src", "dst") for n in ir.walk(need)):
-            need = None  # the condition itself needs the exchanged values
+        if need is not None:  # the conjuncts that need no exchanged value (edge sets, edge values)
+            need = ir.conjoin([c for c in ir.conjuncts(need)
+                               if not any(isinstance(n, ir.Load) and n.pos in ("src", "dst") for n in ir.walk(c))])
         self.emit(ir.EndpointExchange(span, spec, tuple(fields.values()), need, origin=self.origin))
 
         def leaf(x: ir.Ex) -> ir.Ex:
@@ -1066,7 +1067,7 @@ class Lowerer:
         if kind == "edge":
             if e.op in ("argmin", "argmax"):
                 raise self.err(f"`{e.op}` returns a vertex, so it needs a generator over vertices", g.span)
-            head_ex, mask = self.finish_edge([head.ex, mask], e.span)
+            head_ex, mask = self.finish_edge([head.ex, mask], e.span, need=mask)  # values only where summed
             head = Val(head_ex, head.kind, head.elem)
         elem, value = self.agg_head(e, head, e.heads[0].span)
         t = self.temp(ir.Ty("scalar", elem))

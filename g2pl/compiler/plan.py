@@ -339,6 +339,7 @@ def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
         send = f"; sent if {ir.show_ex(i.send)}" if i.send is not None else ""
         send += "; pushed when the senders are few, else pulled" if i.push else ""
         send += f"; pulled only at receivers where {ir.show_ex(i.recv)}" if i.recv is not None else ""
+        send += f"; sent only to receivers in {i.known}" if i.known is not None else ""
         cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
         return (f"messages along {'out' if i.out else 'in'}-edges -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
                 f" [fields {fl}{send}{cond}] ({combiner_text(i.op)})")
@@ -353,9 +354,14 @@ def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
         return f"aggregator {i.target} = {i.op} over {'vertices' if i.dom == 'V' else 'edges'} of {ir.show_ex(i.value)}{cond}"
     if isinstance(i, ir.EndpointExchange):
         where = f" (records only along edges where {ir.show_ex(i.need)})" if x.spec.need else ""
+        if i.sent:
+            where += " (each value only where " + "; ".join(
+                f"{ir.show_ex(c)}" for c in i.sent if c is not None) + ")"
+        if i.keep:
+            where += f" (only values changed since the last run; copies kept in {', '.join(i.keep)})"
         if i.within is not None:
             return (f"endpoint exchange: {i.within} = edges with {i.conjunction()} "
-                    "(re-checked only on its previous edges while the sets shrink)")
+                    f"(re-checked only on its previous edges while the sets shrink){where}")
         return "endpoint exchange: " + ", ".join(f"{t} = {v}@{s}" for (v, s, _), t in zip(i.fields, i.targets)) + where
     if isinstance(i, ir.RemoteRead):
         if x.phase == "request":

@@ -172,6 +172,11 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool =
         _check_ex(i.send, "A", vars_, where, bool_=True)
         if i.send is not None and not ir.sender_only(i.send):
             raise PlanError(f"{where}: send condition {ir.show_ex(i.send)} reads more than the sender")
+        _check_ex(i.along, "A", vars_, where, bool_=True)
+        if i.known is not None:
+            _target(i.known, "vertex", vars_, where, "bool")
+        if i.along is not None and not ir.edge_only(i.along):
+            raise PlanError(f"{where}: edge condition {ir.show_ex(i.along)} reads more than the edge")
         _check_ex(i.recv, "V", vars_, where, bool_=True)
         if i.recv is not None and not ir.receiver_only(i.recv):
             raise PlanError(f"{where}: receiver filter {ir.show_ex(i.recv)} reads more than the receiver")
@@ -224,6 +229,19 @@ def _check_endpoints(i: ir.EndpointExchange, vars_: dict[str, ir.Ty], where: str
             raise PlanError(f"{where}: {len(i.fields)} fields for {len(i.targets)} targets")
         for (_var, _side, elem), t in zip(i.fields, i.targets):
             _target(t, "edge", vars_, where, elem)
+    if i.keep:
+        if len(i.keep) != len({var for var, _s, _e in i.fields}):
+            raise PlanError(f"{where}: {len(i.keep)} kept copies for its fields")
+        elems = dict((var, elem) for var, _s, elem in i.fields)
+        for var, t in zip(dict.fromkeys(var for var, _s, _e in i.fields), i.keep):
+            _target(t, "vertex", vars_, where, elems[var])
+    if i.sent:
+        if len(i.sent) != len(i.targets) or i.within is not None:
+            raise PlanError(f"{where}: {len(i.sent)} send conditions for {len(i.targets)} reads")
+        for c, t in zip(i.sent, i.targets):
+            _check_ex(c, "E", vars_, where, bool_=True)
+            if c is not None and ir.reads(c) - {t}:
+                raise PlanError(f"{where}: send condition {ir.show_ex(c)} reads more than {t}")
     _check_ex(i.need, "E", vars_, where, bool_=True)
     if i.need is not None:
         brought = set(i.defs()) & ir.reads(i.need)
@@ -250,13 +268,18 @@ def _check_spec(x: Exch, where: str) -> None:
             ("presence", sp.presence == (i.send is not None and sp.counted)),
             ("policy", (sp.policy == "push-pull") == i.push),
             ("recv", sp.recv == (i.recv is not None)),
+            ("along", sp.along == (i.along is not None)),
+            ("known", sp.known == (i.known or "")),
             ("op/elem/out", (sp.op, sp.elem, sp.out) == (i.op, i.elem, i.out))) if not ok]
     if isinstance(i, ir.EndpointExchange):
         fields, reads = exchange.endpoint_fields(i)
         bad += [what for what, ok in (
             ("fields", [n for n, _e in sp.fields] == [n for n, _e in fields] and sp.reads == reads),
             ("need", not sp.need or i.need is not None),
-            ("within", sp.within == (i.within is not None))) if not ok]
+            ("within", sp.within == (i.within is not None)),
+            ("sent", sp.sent == bool(i.sent) and (not i.sent or sp.need)),
+            ("delta", sp.delta == bool(i.keep) and not (sp.delta and (sp.need or sp.transport == "entries"))),
+        ) if not ok]
     if isinstance(i, ir.CommonReduce):
         vf, ef = exchange.common_fields(i)
         bad += [what for what, ok in (

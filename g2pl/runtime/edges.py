@@ -66,20 +66,60 @@ class Edges:
         self.n, self.m = lg.n, lg.m
         self.transport, self.members, self.tally, self.stats = transport, members, tally, stats
         self._within: dict[int, tuple[list, object]] = {}  # per exchange spec: see within()
+        self._deg = None  # see _degrees()
 
     def entries(self, x, k: int):
         return x if self.bk.is_array(x) else self.xp.full(k, x)
 
-    def endpoints(self, spec: Spec, fields: tuple, need=None) -> list:
+    def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None, sent=None) -> list:
         """The verb: each read of `spec.reads` (field at src or dst) per local edge, or, for an edgeset
-        spec, the one edge set where every read holds."""
+        spec, the one edge set where every read holds; a delta spec appends the new kept copies."""
         self.tally.exchanged = True
-        ext, _ = self.transport.exchange(spec, tuple(self.entries(a, self.n) for a in fields), None)
-        if spec.counted:
-            self._count(need)
+        arrays = tuple(self.entries(a, self.n) for a in fields)
+        if spec.delta and keep is not None and all(k is not None for k in keep):
+            ext = self._delta(spec, arrays, keep)
+        else:
+            ext, _ = self.transport.exchange(spec, arrays, None)
+            if spec.counted and sent is None:
+                self._count(need)
         if spec.within:
-            return [self.within(spec.id, tuple((ext[k], side) for k, side in spec.reads))]
-        return [self.at_endpoint(ext[k], side, need) for k, side in spec.reads]
+            out = [self.within(spec.id, tuple((ext[k], side) for k, side in spec.reads))]
+        else:
+            out = [self.at_endpoint(ext[k], side, need) for k, side in spec.reads]
+            if spec.counted and sent is not None:
+                self._count_sent(need, sent, out)
+        if spec.delta:  # copies: the program's arrays are its own
+            out += [e.copy() if e is a else e for e, a in zip(ext, arrays)]
+        return out
+
+    def _delta(self, spec: Spec, arrays: tuple, keep: tuple) -> list:
+        """Ext arrays from the kept copies and the values that changed since (the delta pass): only
+        owned vertices whose value differs from their kept copy send, one message per adjacency entry."""
+        xp, n = self.xp, self.n
+        changed = None
+        for a, k in zip(arrays, keep):
+            d = _bits_view(a) != _bits_view(k[:n].astype(a.dtype, copy=False))
+            changed = d if changed is None else changed | d
+        if len(arrays) == 1 and arrays[0].dtype == bool:  # one set: a change is a flip, the presence says it all
+            _none, present = self.transport.exchange(spec, (), changed)
+            ext = [xp.logical_xor(keep[0], present) if self.lg.size > 1 else arrays[0]]
+        else:
+            ext, present = self.transport.exchange(spec, arrays, changed)
+            if self.lg.size > 1:
+                ext = [xp.where(present, e, k) for e, k in zip(ext, keep)]
+        if spec.counted:
+            self.tally.pending.append(xp.sum(self._degrees() * changed))
+        return ext
+
+    def _degrees(self):
+        """Adjacency entries of each owned vertex (in and out on directed graphs): the messages it sends
+        along every edge it has."""
+        if self._deg is None:
+            lg, xp = self.lg, self.xp
+            self._deg = xp.diff(lg.in_indptr[:self.n + 1])
+            if lg.directed:
+                self._deg = self._deg + xp.diff(lg.out_indptr[:self.n + 1])
+        return self._deg
 
     def _count(self, edges) -> None:
         """2 records per local edge owned here where `edges` holds (all edges when None)."""
@@ -91,6 +131,20 @@ class Edges:
         else:
             k = int(self.bk.item(xp.count_nonzero(self.entries(edges, self.m) & lg.edge_owned)))
         self.tally.messages += 2 * k
+
+    def _count_sent(self, need, sent, reads: list) -> None:
+        """One record per read and local edge owned here where `need` and the read's send condition
+        hold (evaluated at the needed edges only when they are few)."""
+        xp, lg = self.xp, self.lg
+        idx = None if need is None else self._needed_edges(need)
+        at = slice(None) if idx is None else idx
+        base = xp.ones(self.m, dtype=bool) if need is None else self.entries(need, self.m).astype(bool, copy=False)
+        base = base[at]
+        if lg.size > 1:
+            base = base & lg.edge_owned[at]
+        for cond in sent(at, *reads):
+            sel = base if cond is None else base & self.entries(cond, int(base.shape[0]))
+            self.tally.pending.append(xp.count_nonzero(sel))
 
     def at_endpoint(self, ext, side: str, need=None):
         """Vertex values (ext array) at each local edge's `side` endpoint; with `need`, only where the

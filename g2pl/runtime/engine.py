@@ -189,14 +189,17 @@ class Runtime:
 
     # ------------------------------------------------------------ exchanges
 
-    def nbr_combine(self, spec: Spec, fields: tuple, head, send=None, recv=None):
+    def nbr_combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None, known=None):
         """Neighbourhood combine (see neighbourhood.py): `fields` travel to the neighbours, `head` makes
-        (value, filter) of what arrived, `spec.op` combines it per receiver."""
-        return self.nbr.combine(spec, fields, head, send, recv)
+        (value, filter) of what arrived, `spec.op` combines it per receiver; `along`, an edge mask,
+        the entries senders send along; `known`, the senders' copy of the receivers that read it."""
+        return self.nbr.combine(spec, fields, head, send, recv, along, known)
 
-    def endpoints(self, spec: Spec, fields: tuple, need=None) -> list:
-        """Vertex values at edge endpoints, or an edgeset spec's edge set (see edges.py)."""
-        return self.edges.endpoints(spec, fields, need)
+    def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None, sent=None) -> list:
+        """Vertex values at edge endpoints, or an edgeset spec's edge set (see edges.py); a delta spec
+        also returns the new copies of what it kept (`keep`: the last run's, None at first); `sent(idx,
+        *reads)` gives each read's condition at edges `idx`, where its sender sends it."""
+        return self.edges.endpoints(spec, fields, need, keep, sent)
 
     def common(self, spec: Spec, vfields: tuple, efields: tuple, head, within=None):
         """An aggregation over the common neighbours w of each local edge's endpoints (see common.py):
@@ -262,6 +265,12 @@ class Runtime:
         self.nbr.end_superstep()
         self.bk.synchronize()  # the superstep's device work is done: its time is measured
         naive = self.naive_entries if broadcast is not None else 0
+        if tally.pending:  # the device-side message counts: one read for all of them
+            total = tally.pending[0]
+            for p in tally.pending[1:]:
+                total = total + p
+            tally.messages += int(self.bk.item(total))
+            tally.pending = []
         msgs = naive + tally.messages
         rec_bytes = naive * (broadcast.record_bytes() if broadcast is not None else 0) + tally.messages * 8
         now = time.perf_counter()

@@ -36,6 +36,7 @@ class Neighbourhood:
         self.transport, self.tally, self.stats = transport, tally, stats
         self.push_state: dict[int, bool] = {}  # per exchange spec: pushing now (hysteresis)
         self._work_memo: tuple | None = None  # see _send_work
+        self._known: dict[tuple, tuple] = {}  # per (direction, kept copy): see _count_known
 
     def end_superstep(self) -> None:
         self._work_memo = None
@@ -57,7 +58,7 @@ class Neighbourhood:
 
     # ------------------------------------------------------------ the verb
 
-    def combine(self, spec: Spec, fields: tuple, head, send=None, recv=None):
+    def combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None, known=None):
         """`spec.op` over each receiver's neighbours of the message `head` makes of the arrived fields."""
         xp, n = self.xp, self.n
         self.tally.exchanged = True
@@ -65,7 +66,11 @@ class Neighbourhood:
         sendm = None if send is None else self.entries(send, n).astype(bool, copy=False)
         ext, present = self.transport.exchange(spec, arrays, sendm)
         adj = self.adj(spec.out)
-        if spec.counted:
+        if spec.counted and along is not None:
+            self._count_along(adj, present, along)
+        elif spec.counted and known is not None:
+            self._count_known(adj, present, known, (spec.out, spec.known))
+        elif spec.counted:
             self._count(adj, present)
         pushed = None
         if spec.policy == "push-pull" and present is not None:
@@ -94,6 +99,57 @@ class Neighbourhood:
         senders, _lens, work = self._send_work(adj, present)
         self.tally.messages += work
         self.tally.sent_by(int(self.bk.item(self.xp.searchsorted(senders, self.n))))  # ascending: owned ones first
+
+    def _count_along(self, adj: Adjacency, present, along) -> None:
+        """Records sent along the entries whose edge condition `along` holds (from senders that send)."""
+        xp = self.xp
+        if xp.ndim(along) == 0:  # a constant: every entry, or none
+            if self.bk.item(along):
+                self._count(adj, present)
+            return
+        sel = along[adj.eid]
+        if present is not None:
+            sel = xp.logical_and(sel, present[adj.nbr])
+        self.tally.messages += int(self.bk.item(xp.count_nonzero(sel)))
+
+    def _count_known(self, adj: Adjacency, present, known, key: tuple) -> None:
+        """Records sent to the receivers in `known` (the senders' copy; owned part = each receiver's own
+        copy, what its neighbours were told): per sender, the number of its entries into known owned
+        receivers is kept per copy variable (every exchange reading it sees it shrink over time) and
+        updated at the receivers whose copy changed since."""
+        xp, bk, n = self.xp, self.bk, self.n
+        kn = self.entries(known, self.lg.n_ext)[:n].astype(bool, copy=False)
+        prev = self._known.get(key)
+        if prev is None:  # from the side with fewer receivers (sets usually start as every vertex)
+            out = bk.nonzero(xp.logical_not(kn))
+            if 2 * len(out) < n:
+                into = adj.sender_counts() - self._entries_into(adj, out) if len(out) else adj.sender_counts()
+            else:
+                into = self._entries_into(adj, bk.nonzero(kn))
+        else:
+            # the receivers pass guarantees the set only shrinks once copied: only losses to subtract
+            # (integer indices only: a boolean mask is an uncounted device read on a GPU)
+            snap, into = prev
+            lost = bk.nonzero(xp.logical_and(snap, xp.logical_not(kn)))
+            if len(lost):
+                into = into - self._entries_into(adj, lost)
+                snap[lost] = False
+            kn = snap
+        self._known[key] = (kn if prev is not None else kn.copy(), into)
+        if present is None:
+            self.tally.pending.append(into.sum())
+            return
+        senders, _lens, _work = self._send_work(adj, present)
+        self.tally.pending.append(into[senders].sum())
+        self.tally.sent_by(int(bk.item(xp.searchsorted(senders, n))))
+
+    def _entries_into(self, adj: Adjacency, rows):
+        """Per ext sender, its entries into the receivers `rows` (owned, ascending)."""
+        bk = self.bk
+        indptr = adj.seg.indptr
+        starts = indptr[rows]
+        lens = indptr[rows + 1] - starts
+        return bk.bincount(adj.nbr[bk.expand_ranges(starts, lens)], minlength=self.lg.n_ext)
 
     def _send_work(self, adj: Adjacency, present) -> tuple:
         """(senders, their entry counts, total entries) of the ext senders where `present` holds.

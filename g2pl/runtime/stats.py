@@ -72,6 +72,9 @@ class Tally:
     active: int | None = None  # owned vertices that sent (pruned exchanges); None: every vertex
     exchanged: bool = False  # something was sent: the naive broadcast is not needed
     comm_s: float = 0.0  # seconds spent communicating
+    # message counts still on the device (0-d arrays), read once at the barrier: counting costs no
+    # device read of its own per exchange
+    pending: list = field(default_factory=list)
 
     def sent_by(self, owned: int) -> None:
         self.active = owned if self.active is None else max(self.active, owned)

@@ -113,19 +113,23 @@ class Transport:
             e = elem_of(a)
             vals = a[idx]
             if e == "bool":
-                packed = bk.packbits_segments(vals, counts)
-                recv, rc = self.comm.alltoallv(packed[0], packed[1])
-                got = bk.unpackbits_segments(recv, rc, value_counts)
+                got = self._bits(bk.packbits_segments(vals, counts), value_counts)
             else:
                 got, _ = self.comm.alltoallv(vals.astype(bk.dtype(e)), counts, value_counts)
             assert len(got) == n_recv
             out.append(self._ext(a, got, present, e))
         return out, present
 
+    def _bits(self, packed: tuple, bit_counts):
+        """Bools bit-packed per destination (`packbits_segments`) to their ranks, `bit_counts` from each
+        source: the receivers know the byte counts, so no count exchange precedes the data."""
+        byte_counts = (bit_counts + 7) // 8
+        recv, rc = self.comm.alltoallv(packed[0], packed[1], byte_counts)
+        return self.bk.unpackbits_segments(recv, rc, bit_counts)
+
     def _recv_presence(self, bits: tuple):
         """Presence of each ghost (in ghost order), from the senders' bitmaps."""
-        recv, rc = self.comm.alltoallv(bits[0], bits[1])
-        present = self.bk.unpackbits_segments(recv, rc, self.lg.recv_counts)
+        present = self._bits(bits, self.lg.recv_counts)
         self._present_counts = self.bk.segment_counts(present, self.lg.recv_counts)
         return present
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from g2pl.compiler.passes import direction, edgeset, merge, pack, prune, reorder, reuse
+from g2pl.compiler.passes import delta, direction, edgeset, merge, pack, prune, receivers, reorder, reuse
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ PIPELINE: tuple[PassInfo, ...] = (
     PassInfo("pack", "plan", 2, pack.run, pack.__doc__ or ""),
     PassInfo("direction", "plan", 2, direction.run, direction.__doc__ or ""),
     PassInfo("edgeset", "plan", 2, edgeset.run, edgeset.__doc__ or ""),
+    PassInfo("delta", "plan", 2, delta.run, delta.__doc__ or ""),
+    PassInfo("receivers", "plan", 2, receivers.run, receivers.__doc__ or ""),
 )
 
 #: every name `--disable-pass` accepts

@@ -49,14 +49,14 @@ def packed(spec: Spec, i: ir.Instr) -> Spec:
 def run(plan: Plan, log: PassLog) -> Plan:
     full = sum(f.size for f in plan.program_fields())
     for s in plan.states:
-        if s.broadcast is not None:
-            s.broadcast = Broadcast(())  # still counted, as the naive code's records, but nothing travels
         fields: list[Field] = []
         for k, x in enumerate(s.exchange):
             if x.spec.kind in ("nbr", "endpoint"):
                 spec = packed(x.spec, x.instr)
                 s.exchange[k] = dataclasses.replace(x, spec=spec)
                 fields += ([("present", "bool")] if spec.presence else []) + list(spec.fields)
+        if s.broadcast is not None:  # still counted, as the naive code's records, but nothing travels
+            s.broadcast = Broadcast((), tuple(fields))
         if not s.exchange:
             continue
         bits = sum(_bits(e) for _n, e in fields)

@@ -5,8 +5,13 @@
   on the sender alone (`u in X`) become its *send condition*, evaluated by
   each sender, so vertices that fail it send nothing (instead of an identity
   value); receivers learn who sent from a presence bitmap.
+* Conjuncts over the connecting edge alone (`(u, e) <- nvals v, e in S`)
+  are known at both endpoints (paper section 3.2): senders send only along
+  the entries where they hold (section 4.2's example).
 * Endpoint exchanges count records only along edges where the values are
-  used (the enclosing comprehension's condition, e.g. `(u, v) <- Edges(X)`).
+  used: the edge-only conjuncts of the enclosing comprehension's generator
+  and filters (`(u, v) <- Edges(X)`, `sum [ ... | (u, v) <- S ]`,
+  `sum [ ... | (u, e, v) <- E, e in S ]`).
 * A common-neighbour aggregation listing triangles within an edge set K
   ships (and counts) only the neighbour-list entries of K's edges, not the
   whole lists.
@@ -48,11 +53,15 @@ def run(plan: Plan, log: PassLog) -> Plan:
             if isinstance(i, ir.NbrReduce) and i.send is None:
                 parts = ir.conjuncts(i.mask)
                 send = [p for p in parts if sender_side(p)]
+                along = ir.conjoin([p for p in parts if ir.edge_only(p)])
                 if send:
                     rest = [p for p in parts if not sender_side(p)]
                     x = dataclasses.replace(x, instr=dataclasses.replace(i, send=ir.conjoin(send), mask=ir.conjoin(rest)))
                     log.append(PassNote.on("prune", i, f"{i.target} sent only if {ir.show_ex(ir.conjoin(send))}"))
-                s.exchange[k] = _records(x, presence=bool(send))
+                if along is not None:
+                    x = dataclasses.replace(x, instr=dataclasses.replace(x.instr, along=along))
+                    log.append(PassNote.on("prune", i, f"{i.target} sent only along entries where {ir.show_ex(along)}"))
+                s.exchange[k] = _records(x, presence=bool(send), along=along is not None)
             elif isinstance(i, ir.NbrReduce):
                 s.exchange[k] = _records(x, presence=True)
             elif isinstance(i, ir.EndpointExchange) and ir.has_rand(i.need):
