@@ -10,7 +10,10 @@ import os
 
 from g2pl.errors import G2PLError
 
-BYTES_PER_EDGE = 160  # raw edges, relabelling, sort buffers, src/dst/weight, two CSR directions
+# Peak bytes per input edge of building and running on a graph with 32-bit indices: the raw int32
+# endpoints and their int64 sort key (16), src/dst (8), neighbours and edge ids (16), the one-rank degree
+# view taking over one array at a time (8); measured 45-50 at kron:20-24 (docs/performance.md).
+BYTES_PER_EDGE = 56
 BYTES_PER_TEXT_BYTE = 12  # an edge-list line is ~10-20 bytes and becomes one edge
 BYTES_PER_VERTEX = 48  # IDs, relabelling, two CSR row pointers
 
@@ -45,6 +48,8 @@ def estimate_bytes(spec) -> int:
         return 0  # the loader reports a missing file itself
     if spec.format == "npz":
         return size * 10
+    if spec.format == "binary":
+        return size + size // 2  # the mapped file, plus the degree view built while it is still mapped
     return size * BYTES_PER_TEXT_BYTE
 
 
