@@ -31,7 +31,7 @@ _MAX_N_FOR_PAIR_KEY = 3_037_000_499
 INDEX32_LIMIT = 1 << 31
 
 # Chunk length of the chunked passes below: temporaries stay a few tens of MB at any graph size.
-_CHUNK = 1 << 22
+_CHUNK = 1 << 20
 
 
 def index_dtype(count: int) -> np.dtype:

@@ -95,15 +95,16 @@ def parse_graph_spec(spec: str) -> GraphSpec:
 
 def load_graph(spec: str, directed: bool = False, seed: int = 0) -> Graph:
     """Load a graph file or run a generator; `seed` only matters for generators."""
-    from g2pl.graph.memory import check_fits
+    from g2pl.graph.memory import check_fits, temporaries_returned
 
     gs = parse_graph_spec(spec)
     check_fits(gs)  # refuse up front what cannot fit, instead of dying half-way
     try:
-        if gs.kind == "generator":
-            return generate(spec, directed=directed, seed=seed)
-        assert gs.path is not None
-        return _LOADERS[gs.format](gs.path, directed)
+        with temporaries_returned():
+            if gs.kind == "generator":
+                return generate(spec, directed=directed, seed=seed)
+            assert gs.path is not None
+            return _LOADERS[gs.format](gs.path, directed)
     except MemoryError:
         raise G2PLRuntimeError(f"not enough memory to build the graph '{spec}'", file=spec) from None
 

@@ -20,7 +20,7 @@ from g2pl.graph.graph import index_dtype
 from g2pl.runtime.array_kernels import HostOps, expand_ranges
 
 # Adjacency entries renumbered per chunk in `whole_by_degree`: bounds its temporaries.
-_CHUNK = 1 << 22
+_CHUNK = 1 << 20
 
 
 @dataclass
@@ -83,6 +83,26 @@ class LocalGraph:
     sorted_ids: np.ndarray | None = None
     sorted_to_local: np.ndarray | None = None
     cache: GraphCache = field(default_factory=GraphCache, repr=False, compare=False)
+
+    def defer(self, name: str, build) -> None:
+        """Leave the array `name` out until first read, then `build()` it (kept from then on): a one-rank
+        degree view builds its edge endpoints only for programs that read edges."""
+        self.__dict__.pop(name, None)
+        self.__dict__.setdefault("_deferred", {})[name] = build
+
+    def __getattr__(self, name: str):
+        deferred = self.__dict__.get("_deferred")
+        if deferred and name in deferred:
+            value = self.__dict__[name] = deferred.pop(name)()
+            return value
+        raise AttributeError(f"'LocalGraph' object has no attribute '{name}'")
+
+    def __getstate__(self) -> dict:
+        for name in list(self.__dict__.get("_deferred") or ()):  # pickles hold arrays, not closures
+            getattr(self, name)
+        state = dict(self.__dict__)
+        state.pop("_deferred", None)
+        return state
 
     @property
     def n_ghosts(self) -> int:
@@ -197,6 +217,13 @@ def whole_by_degree(graph) -> LocalGraph:
     local[order] = np.arange(n, dtype=local.dtype)
 
     vt = graph.src.dtype
+    # src/dst: neither the graph's (ID order) nor the view's (local order) are kept; each is rebuilt
+    # from the view's adjacency when first read (edge values, edge results, checkpoints), so a
+    # program without edge values holds the adjacency alone.  The graph's go first: a lower peak.
+    ends: list[tuple] = []  # the view's adjacency that has the edge ends, once it exists
+    for name in ("src", "dst"):
+        graph.hand_over((name,), lambda name=name: _edge_ends(ends[0], order, graph.directed, name,
+                                                              order.astype(vt)))
 
     def move(names: tuple[str, ...], make, rebuild):
         """Make one view array from the graph's, then let the graph drop its own."""
@@ -221,16 +248,12 @@ def whole_by_degree(graph) -> LocalGraph:
         out_csr = csr(graph.out_indptr, ("out_nbr",), ("out_eid",))
     else:  # one adjacency under both names
         in_csr = out_csr = csr(graph.in_indptr, ("in_nbr", "out_nbr"), ("in_eid", "out_eid"))
-    ends: dict[str, np.ndarray] = {}
-    for name in ("src", "dst"):
-        ends[name] = move((name,), lambda name=name: _mapped(local, getattr(graph, name), local.dtype),
-                          lambda name=name: _mapped(order, ends[name], vt))
-    src, dst = ends["src"], ends["dst"]
+    ends.append(out_csr if graph.directed else in_csr)
     ids = graph.ids[order]
     none, zero = np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
     lg = LocalGraph(
         rank=0, size=1, n=n, m=m, n_ext=n, n_global=n, m_global=m, directed=graph.directed, ids=ids,
-        ext_ids=ids, src=src, dst=dst, weight=graph.weight,
+        ext_ids=ids, src=none, dst=none, weight=graph.weight,  # src, dst: deferred below
         edge_owned=np.broadcast_to(np.ones(1, dtype=bool), (m,)),
         in_indptr=in_csr[0], in_nbr=in_csr[1], in_eid=in_csr[2],
         out_indptr=out_csr[0], out_nbr=out_csr[1], out_eid=out_csr[2],
@@ -239,7 +262,31 @@ def whole_by_degree(graph) -> LocalGraph:
         nv_send_idx=none, nv_send_counts=zero.copy(), nv_recv_ghost=none, nv_recv_counts=zero.copy(),
         order=order, sorted_ids=graph.ids, sorted_to_local=local.astype(np.int64),
     )
+    for name in ("src", "dst"):
+        lg.defer(name, lambda name=name: _edge_ends(ends[0], order, graph.directed, name))
     return lg
+
+
+def _edge_ends(csr: tuple, order: np.ndarray, directed: bool, side: str, table: np.ndarray | None = None):
+    """Each edge's `side` endpoint (src or dst) from a degree view's adjacency, in view numbering or,
+    through `table`, in the graph's.  Directed: `csr` is the out-adjacency (row = src, neighbour = dst).
+    Undirected: every edge is in two rows; src is the endpoint of smaller ID (smaller global index)."""
+    ptr, nbr, eid = csr
+    m = len(eid) if directed else len(eid) // 2
+    out = np.empty(m, dtype=nbr.dtype if table is None else table.dtype)
+    n, k0 = len(ptr) - 1, 0
+    while k0 < n:
+        k1 = min(max(int(np.searchsorted(ptr, ptr[k0] + _CHUNK, side="right")) - 1, k0 + 1), n)
+        a, b = int(ptr[k0]), int(ptr[k1])
+        rows = np.repeat(np.arange(k0, k1, dtype=nbr.dtype), np.diff(ptr[k0:k1 + 1]))
+        x, e = nbr[a:b], eid[a:b]
+        if not directed:
+            sel = order[rows] < order[x]  # the row is the edge's src
+            rows, x, e = rows[sel], x[sel], e[sel]
+        val = rows if side == "src" else x
+        out[e] = val if table is None else table[val]
+        k0 = k1
+    return out
 
 
 RENUMBERINGS = ("auto", "none", "degree")
