@@ -418,7 +418,7 @@ def build_graph_from(
     With `owned`, the arrays are the caller's to give away and may be overwritten."""
     s = _as_id_array(edges[0], "src", name)
     d = _as_id_array(edges[1], "dst", name)
-    given = d
+    own_d = owned or d is not edges[1]  # may `d` be overwritten?
     edges.clear()
     if s.size != d.size:
         raise G2PLError(f"src and dst have different lengths ({s.size} and {d.size})", file=name)
@@ -430,23 +430,28 @@ def build_graph_from(
     n = int(ids.size)
     if n == 0:
         raise G2PLError("the graph has no vertices", file=name)
+    vt = index_dtype(n)
+    if s.dtype != vt:  # e.g. int64 IDs parsed from text: narrowed now, before the edge-sized passes
+        s = s.astype(vt)
+    if d.dtype != vt:
+        d, own_d = d.astype(vt), True
 
     keep = s != d
     loops = n_input - int(np.count_nonzero(keep))
     if loops:
-        s, d = s[keep], d[keep]
+        s = s[keep]
+        d, own_d = d[keep], True
         if w is not None:
             w = w[keep]
     del keep
     if not directed:
         lo = np.minimum(s, d)
-        if owned or d is not given:
+        if own_d:
             np.maximum(s, d, out=d)
         else:
             d = np.maximum(s, d)
         s = lo
         del lo
-    del given
     pair = [s, d]
     del s, d
     a, b, w = _dedup(pair, w, n)

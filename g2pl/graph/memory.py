@@ -14,10 +14,10 @@ from contextlib import contextmanager
 
 from g2pl.errors import G2PLError
 
-# Peak bytes per input edge of building and running on a graph with 32-bit indices: the raw int32
-# endpoints and their int64 sort key (16), src/dst (8), neighbours and edge ids (16), the one-rank degree
-# view taking over one array at a time (8); measured 45-50 at kron:20-24 (docs/performance.md).
-BYTES_PER_EDGE = 56
+# Peak bytes per input edge of building a graph with 32-bit indices: the int32 endpoints (8) and their
+# int64 sort key (8), then src/dst (8) with the dst order (4), neighbours and edge ids (16) and chunk
+# temporaries; measured 32 at kron:20 with the interpreter's own ~55 MB (docs/performance.md).
+BYTES_PER_EDGE = 40
 BYTES_PER_TEXT_BYTE = 12  # an edge-list line is ~10-20 bytes and becomes one edge
 BYTES_PER_VERTEX = 48  # IDs, relabelling, two CSR row pointers
 
