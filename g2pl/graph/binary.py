@@ -260,6 +260,10 @@ def load_binary(path: str, directed: bool = False) -> Graph:
                         f"{'with' if directed else 'without'} --directed", file=path)
     a = _arrays(path, head, buf, size)
     _check_contents(path, head, a)
+    try:  # the check touched every page: let them go from this process (the page cache keeps them)
+        buf.madvise(mmap.MADV_DONTNEED)
+    except (AttributeError, OSError, ValueError):  # no madvise on this platform: only a higher peak
+        pass
     n, m = head["n"], head["m"]
     if a["src"].dtype != index_dtype(n) or a["in_eid"].dtype != index_dtype(m):  # the runtime's index widths
         for k in ("src", "dst", "in_nbr", "out_nbr"):
@@ -276,10 +280,28 @@ def load_binary(path: str, directed: bool = False) -> Graph:
     info = {"format": "g2g", "source_format": str(src_fmt)[:64] if isinstance(src_fmt, str) else "unknown",
             **info}
     out = "out" if directed else "in"
-    return Graph(
+    graph = Graph(
         n=n, m=m, directed=bool(directed), ids=a["ids"], src=a["src"], dst=a["dst"],
         weight=a["weight"] if head["weighted"] else unit_weights(m),
         in_indptr=a["in_indptr"], in_nbr=a["in_nbr"], in_eid=a["in_eid"],
         out_indptr=a[f"{out}_indptr"], out_nbr=a[f"{out}_nbr"], out_eid=a[f"{out}_eid"],
         weighted=bool(head["weighted"]), name=path, info=info,
     )
+    graph.__dict__["_release"] = lambda name: _release(buf, head["arrays"].get(name))
+    return graph
+
+
+def _release(buf: mmap.mmap, entry: list | None) -> None:
+    """Drop one array's pages from this process (a view has taken the array over): without it the
+    mapping's touched pages would count until every array of the file is gone."""
+    if entry is None:
+        return
+    dt, off, count = entry
+    page = mmap.PAGESIZE
+    lo = -(-off // page) * page
+    hi = (off + count * np.dtype(dt).itemsize) // page * page
+    if hi > lo:
+        try:
+            buf.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+        except (AttributeError, OSError, ValueError):
+            pass

@@ -75,7 +75,10 @@ class Graph:
         renumbered; keeping both copies would double the memory of every run on a large graph.
         """
         moved = self.__dict__.setdefault("_moved", {})
+        release = self.__dict__.get("_release")  # a memory-mapped graph (.g2g) lets the pages go
         for k in names:
+            if release is not None:
+                release(k)
             self.__dict__.pop(k, None)
             moved[k] = (names, rebuild)
 
@@ -96,6 +99,7 @@ class Graph:
             getattr(self, name)
         state = dict(self.__dict__)
         state.pop("_moved", None)
+        state.pop("_release", None)
         return state
 
     def id_to_index(self, orig_ids: Any) -> np.ndarray:
