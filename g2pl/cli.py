@@ -404,6 +404,28 @@ def _explain(a: argparse.Namespace) -> int:
     return 0
 
 
+def _convert(a: argparse.Namespace) -> int:
+    """Load (or generate) a graph once and save it as a memory-mappable .g2g file."""
+    import g2pl
+    from g2pl.graph.binary import EXT, save_graph
+    from g2pl.output_files import check_outputs
+
+    if not str(a.out).endswith(EXT):
+        raise G2PLError(f"OUT {shorten(str(a.out))!r}: the output is a binary graph and its name must end in {EXT}",
+                        file="g2pl convert")
+    check_outputs([("OUT", a.out)], [_graph_file(a.graph)], "g2pl convert")
+    from g2pl.graph.loaders import parse_graph_spec
+
+    parse_graph_spec(a.graph)  # a bad graph argument fails before anything is loaded
+    graph = g2pl.load_graph(a.graph, directed=a.directed, seed=a.seed)
+    size = save_graph(graph, a.out)
+    if not a.quiet:
+        print(graph.summary())
+        print(f"wrote {a.out} ({size / 2**20:.1f} MiB); load it with --graph {a.out}"
+              + (" --directed" if a.directed else ""))
+    return 0
+
+
 def g2pl_parser() -> argparse.ArgumentParser:
     """The argument parser of `g2pl` and its subcommands (also rendered into docs/cli.md)."""
     p = _Parser(prog="g2pl", description="Run and inspect G2PL programs.")
@@ -412,7 +434,8 @@ def g2pl_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="compile and run a program on a graph")
     r.add_argument("program", help="the .g2pl program")
     r.add_argument("--graph", required=True,
-                   help="edge list (.txt .el .tsv .csv), .mtx, .npz, or kron:SCALE[:EF] | ws:N:K:P | er:N:M")
+                   help="edge list (.txt .el .tsv .csv), .mtx, .npz, .g2g (from `g2pl convert`), or "
+                        "kron:SCALE[:EF] | ws:N:K:P | er:N:M")
     r.add_argument("--directed", action="store_true", help="keep edge direction (default: undirected)")
     r.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="procedure argument")
     r.add_argument("--np", type=_int_value, default=1, metavar="N", help="number of MPI ranks")
@@ -452,6 +475,17 @@ def g2pl_parser() -> argparse.ArgumentParser:
     c.add_argument("program", help="the .g2pl program")
     c.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     c.set_defaults(fn=_check)
+
+    cv = sub.add_parser("convert", help="build a graph once and save it as a .g2g file that loads by memory-mapping")
+    cv.add_argument("graph", metavar="GRAPH",
+                    help="edge list (.txt .el .tsv .csv), .mtx, .npz, .g2g, or kron:SCALE[:EF] | ws:N:K:P | er:N:M")
+    cv.add_argument("out", metavar="OUT", help="the binary graph file to write (name ends in .g2g)")
+    cv.add_argument("--directed", action="store_true",
+                    help="keep edge direction (default: undirected); runs on the file then need --directed")
+    cv.add_argument("--seed", type=_int_value, default=0, help="seed for generators")
+    cv.add_argument("--quiet", action="store_true", help="print nothing on success")
+    cv.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    cv.set_defaults(fn=_convert)
 
     e = sub.add_parser("explain", help="per source statement: where it runs, what it costs, what optimized it")
     e.add_argument("program", help="the .g2pl program")

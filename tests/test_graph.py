@@ -24,14 +24,18 @@ from g2pl.graph import (
     loaders,
     parse_graph_spec,
 )
+from g2pl.graph.graph import index_dtype
 
 # --------------------------------------------------------------------------- helpers
 
 
 def check_invariants(g: Graph) -> None:
     """Structural invariants every Graph must satisfy (interface contract)."""
-    for a in (g.ids, g.src, g.dst, g.in_indptr, g.in_nbr, g.in_eid, g.out_indptr, g.out_nbr, g.out_eid):
-        assert a.dtype == np.int64
+    assert g.ids.dtype == g.in_indptr.dtype == g.out_indptr.dtype == np.int64
+    vt, et = index_dtype(g.n), index_dtype(g.m)  # int32 whenever the indices fit
+    for a in (g.src, g.dst, g.in_nbr, g.out_nbr):
+        assert a.dtype == vt
+    assert g.in_eid.dtype == g.out_eid.dtype == et
     assert g.weight.dtype == np.float64
     assert (
         g.ids.shape == (g.n,) and g.src.shape == (g.m,) and g.dst.shape == (g.m,) and g.weight.shape == (g.m,)

@@ -1,9 +1,11 @@
 """Input graphs: the canonical `Graph`, file loaders and generators (docs/language.md, "Input graphs").
 
 `load_graph(spec, directed, seed)` is the one entry point the CLI and runtime
-need; `parse_graph_spec` validates a `--graph` argument without loading it.
+need; `parse_graph_spec` validates a `--graph` argument without loading it;
+`save_graph` writes the `.g2g` binary form that `load_graph` memory-maps.
 """
 
+from g2pl.graph.binary import load_binary, save_graph
 from g2pl.graph.generators import GENERATOR_FORMS, generate, parse_generator
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
 from g2pl.graph.loaders import (
@@ -25,6 +27,7 @@ __all__ = [
     "Graph",
     "GraphSpec",
     "build_graph",
+    "load_binary",
     "generate",
     "load_edge_list",
     "load_graph",
@@ -32,4 +35,5 @@ __all__ = [
     "load_npz",
     "parse_generator",
     "parse_graph_spec",
+    "save_graph",
 ]

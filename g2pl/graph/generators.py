@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from g2pl.errors import G2PLError
-from g2pl.graph.graph import Graph, build_graph
+from g2pl.graph.graph import Graph, build_graph_from, index_dtype
 from g2pl.numtext import beyond_int64, shorten
 
 #: Graph500 initiator probabilities (D = 1 - A - B - C = 0.05).
@@ -124,15 +124,17 @@ def kronecker_edges(scale: int, edgefactor: int, rng: np.random.Generator) -> tu
     distribution as Graph500's two conditional draws. Uniforms are 32-bit
     halves of the raw PCG64 output (fastest NumPy route), and the bits of all
     levels are packed with `packbits` to avoid a per-level pass over the arrays.
-    Finally vertex labels are randomly permuted, as Graph500 does.
+    Finally vertex labels are randomly permuted, as Graph500 does. Endpoints are
+    int32 up to scale 31 (the same values as int64, half the memory).
     """
     n = 1 << scale
     m = edgefactor * n
+    vt = index_dtype(n)
     t_a = np.uint32(int(KRON_A * 2**32))
     t_ab = np.uint32(int((KRON_A + KRON_B) * 2**32))
     t_abc = np.uint32(int((KRON_A + KRON_B + KRON_C) * 2**32))
-    u = np.empty(m, dtype=np.int64)
-    v = np.empty(m, dtype=np.int64)
+    u = np.empty(m, dtype=vt)
+    v = np.empty(m, dtype=vt)
     chunk = 1 << 16
     pad = np.zeros((chunk, 8), dtype=np.uint8)  # little-endian bytes of one int64 per edge
     bitgen = rng.bit_generator
@@ -148,8 +150,11 @@ def kronecker_edges(scale: int, edgefactor: int, rng: np.random.Generator) -> tu
         u[start : start + k] = pad[:k].view(np.int64)[:, 0]
         pad[:k, :nb] = np.packbits(jbit, axis=1, bitorder="little")
         v[start : start + k] = pad[:k].view(np.int64)[:, 0]
-    perm = rng.permutation(n).astype(np.int64, copy=False)
-    return perm[u], perm[v]
+    perm = rng.permutation(n).astype(vt)
+    for a in (u, v):  # relabel in place, a chunk at a time (no second edge-sized array)
+        for lo in range(0, m, 1 << 22):
+            a[lo : lo + (1 << 22)] = perm[a[lo : lo + (1 << 22)]]
+    return u, v
 
 
 def watts_strogatz_edges(n: int, k: int, p: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -160,8 +165,10 @@ def watts_strogatz_edges(n: int, k: int, p: float, rng: np.random.Generator) -> 
     generator a single vectorized pass.
     """
     half = k // 2
-    u = np.repeat(np.arange(n, dtype=np.int64), half)
-    v = u + np.tile(np.arange(1, half + 1, dtype=np.int64), n)
+    vt = index_dtype(2 * n)  # u + offset stays below 2n
+    u = np.repeat(np.arange(n, dtype=vt), half)
+    v = np.tile(np.arange(1, half + 1, dtype=vt), n)
+    v += u
     v %= n
     rewire = rng.random(u.size) < p
     v[rewire] = rng.integers(0, n, size=int(np.count_nonzero(rewire)), dtype=np.int64)
@@ -245,9 +252,10 @@ def generate(spec: str, directed: bool = False, seed: int = 0) -> Graph:
     else:
         n = params["n"]
         u, v = erdos_renyi_edges(n, params["m"], directed, rng, spec)
-    return build_graph(
-        u, v, None, directed=directed, name=spec, extra_ids=np.arange(n, dtype=np.int64), info=info
-    )
+    edges = [u, v]
+    del u, v  # the builder frees each array once it is consumed
+    return build_graph_from(edges, None, directed=directed, name=spec, extra_ids=np.arange(n, dtype=np.int64),
+                            info=info)
 
 
 __all__ = [

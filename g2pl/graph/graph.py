@@ -13,6 +13,7 @@ build in a few seconds, so there is no Python loop over edges or vertices.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,17 @@ MAX_VERTEX_ID = 1 << 62
 
 # Largest n for which the (a * n + b) edge key fits in int64.
 _MAX_N_FOR_PAIR_KEY = 3_037_000_499
+
+#: Vertex and edge indices are int32 below this count (tests lower it to exercise the int64 path).
+INDEX32_LIMIT = 1 << 31
+
+# Chunk length of the chunked passes below: temporaries stay a few tens of MB at any graph size.
+_CHUNK = 1 << 20
+
+
+def index_dtype(count: int) -> np.dtype:
+    """The narrowest index type for positions 0..count-1: int32 when it fits (half of int64's memory)."""
+    return np.dtype(np.int32) if count < INDEX32_LIMIT else np.dtype(np.int64)
 
 
 @dataclass(eq=False, repr=False)
@@ -54,6 +66,41 @@ class Graph:
     weighted: bool
     name: str
     info: dict[str, Any] = field(default_factory=dict)
+
+    def hand_over(self, names: tuple[str, ...], rebuild: Callable[[], np.ndarray]) -> None:
+        """Drop the array held under `names` (one array may have several: an undirected graph's in_nbr
+        is its out_nbr); `rebuild()` makes it again on the next access.
+
+        Why: a one-rank degree-ordered view (runtime.partition.whole_by_degree) holds the same edges
+        renumbered; keeping both copies would double the memory of every run on a large graph.
+        """
+        moved = self.__dict__.setdefault("_moved", {})
+        release = self.__dict__.get("_release")  # a memory-mapped graph (.g2g) lets the pages go
+        for k in names:
+            if release is not None:
+                release(k)
+            self.__dict__.pop(k, None)
+            moved[k] = (names, rebuild)
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for attributes not set: the arrays handed over to a view, rebuilt once here.
+        moved = self.__dict__.get("_moved")
+        if moved and name in moved:
+            names, rebuild = moved[name]
+            value = rebuild()
+            for k in names:
+                self.__dict__[k] = value
+                moved.pop(k, None)
+            return value
+        raise AttributeError(f"'Graph' object has no attribute '{name}'")
+
+    def __getstate__(self) -> dict[str, Any]:
+        for name in list(self.__dict__.get("_moved") or ()):  # pickles hold every array, no closures
+            getattr(self, name)
+        state = dict(self.__dict__)
+        state.pop("_moved", None)
+        state.pop("_release", None)
+        return state
 
     def id_to_index(self, orig_ids: Any) -> np.ndarray:
         """Internal index of each original ID (-1 where it is not a vertex); vectorized."""
@@ -124,7 +171,7 @@ def _plural(k: int, one: str, many: str) -> str:
 
 
 def _as_id_array(a: Any, what: str, name: str) -> np.ndarray:
-    """Validate an array of original vertex IDs and return it as 1-D int64."""
+    """Validate an array of original vertex IDs: 1-D int32 or int64 (int32 input is not widened)."""
     arr = np.asarray(a)
     if arr.ndim != 1:
         raise G2PLError(f"{what} must be a 1-D array of vertex IDs, got shape {arr.shape}", file=name)
@@ -143,7 +190,9 @@ def _as_id_array(a: Any, what: str, name: str) -> np.ndarray:
         raise G2PLError(
             f"{what}[{i}] = {int(arr[i])} is too large (vertex IDs must be below 2^62)", file=name
         )
-    return arr.astype(np.int64, copy=False)
+    if arr.dtype == np.int32 or arr.dtype == np.int64:
+        return arr
+    return arr.astype(np.int32 if hi < INDEX32_LIMIT else np.int64)
 
 
 def _relabel(s: np.ndarray, d: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -160,107 +209,180 @@ def _relabel(s: np.ndarray, d: np.ndarray, extra: np.ndarray) -> tuple[np.ndarra
         ids = np.flatnonzero(present).astype(np.int64, copy=False)
         if ids.size == hi + 1:
             return ids, s, d  # IDs are exactly 0..n-1: identity relabelling.
-        remap = np.cumsum(present, dtype=np.int32 if ids.size < (1 << 31) else np.int64)
+        remap = np.cumsum(present, dtype=index_dtype(ids.size))
+        del present
         remap -= 1
-        return ids, remap[s].astype(np.int64), remap[d].astype(np.int64)
+        return ids, remap[s], remap[d]
     # Sparse IDs: one argsort of all endpoints, ranks scattered back.
-    allv = np.concatenate([s, d, extra])
+    allv = np.concatenate([s.astype(np.int64, copy=False), d.astype(np.int64, copy=False), extra])
     order = np.argsort(allv)
     sv = allv[order]
+    del allv
     first = np.empty(sv.size, dtype=bool)
     first[0] = True
     np.not_equal(sv[1:], sv[:-1], out=first[1:])
     ids = sv[first]
+    del sv
     rank = np.cumsum(first, dtype=np.int64)
     rank -= 1
-    idx = np.empty(allv.size, dtype=np.int64)
+    idx = np.empty(rank.size, dtype=index_dtype(ids.size))
     idx[order] = rank
     return ids, idx[: s.size], idx[s.size : s.size + d.size]
 
 
-def _dedup(
-    a: np.ndarray, b: np.ndarray, w: np.ndarray | None, n: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Sort edges by (a, b), merging duplicates and keeping the smallest weight."""
+def _compact(key: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """`key[keep]` written over `key` itself, chunk by chunk, and the buffer shrunk: no second copy."""
+    w = 0
+    for lo in range(0, key.size, _CHUNK):
+        sel = key[lo : lo + _CHUNK][keep[lo : lo + _CHUNK]]
+        key[w : w + sel.size] = sel
+        w += sel.size
+    del sel
+    key.resize(w, refcheck=False)  # realloc in place; nothing else refers to this buffer
+    return key
+
+
+def _dedup(pair: list, w: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Sort edges by (a, b), merging duplicates and keeping the smallest weight.
+
+    Edges become one int64 key a * n + b, sorted in place (NumPy's SIMD sort of
+    plain integers is faster here than any counting pass in NumPy), compacted in
+    place, and split back in chunks into index arrays of the narrowest type: the
+    peak is the key array plus the two inputs, never several int64 copies.
+    `pair` is [a, b], emptied here so that the inputs are freed once keyed.
+    """
+    a, b = pair
+    pair.clear()
+    vt = index_dtype(n)
     if a.size == 0:
-        return a, b, w
-    if n <= _MAX_N_FOR_PAIR_KEY:
-        key = a * n + b
-        if w is None:
-            key.sort()
-        elif not bool(np.all(key[1:] >= key[:-1])):
-            order = np.argsort(key)  # stability not needed: each group keeps its minimum
-            key = key[order]
-            w = w[order]
-        first = np.empty(key.size, dtype=bool)
+        return a.astype(vt), b.astype(vt), w
+    if n > _MAX_N_FOR_PAIR_KEY:  # never in practice: lexicographic sort
+        order = np.lexsort((b, a))
+        a, b = a[order], b[order]
+        w = None if w is None else w[order]
+        first = np.empty(a.size, dtype=bool)
         first[0] = True
-        np.not_equal(key[1:], key[:-1], out=first[1:])
+        first[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
         starts = np.flatnonzero(first)
         if w is not None:
             w = np.minimum.reduceat(w, starts)
-        key = key[starts]
-        a = key // n
-        b = key - a * n
-        return a, b, w
-    # n too large for a single int64 key (never in practice): lexicographic sort.
-    order = np.lexsort((b, a))
-    a, b = a[order], b[order]
-    w = None if w is None else w[order]
-    first = np.empty(a.size, dtype=bool)
+        return a[starts], b[starts], w
+    key = np.empty(a.size, dtype=np.int64)
+    for lo in range(0, a.size, _CHUNK):
+        k = key[lo : lo + _CHUNK]
+        np.multiply(a[lo : lo + _CHUNK], n, out=k, dtype=np.int64)
+        k += b[lo : lo + _CHUNK]
+    del a, b
+    if w is None:
+        key.sort()
+    elif not bool(np.all(key[1:] >= key[:-1])):
+        order = np.argsort(key)  # stability not needed: each group keeps its minimum
+        key = key[order]
+        w = w[order]
+        del order
+    first = np.empty(key.size, dtype=bool)
     first[0] = True
-    first[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
-    starts = np.flatnonzero(first)
+    np.not_equal(key[1:], key[:-1], out=first[1:])
     if w is not None:
-        w = np.minimum.reduceat(w, starts)
-    return a[starts], b[starts], w
+        w = np.minimum.reduceat(w, np.flatnonzero(first))
+    key = _compact(key, first)
+    del first
+    src = np.empty(key.size, dtype=vt)
+    dst = np.empty(key.size, dtype=vt)
+    for lo in range(0, key.size, _CHUNK):
+        q, r = np.divmod(key[lo : lo + _CHUNK], n)
+        src[lo : lo + _CHUNK] = q
+        dst[lo : lo + _CHUNK] = r
+    return src, dst, w
 
 
 def _order_by_dst(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
-    """Edge ids sorted by (dst, src), given edges already sorted by (src, dst).
+    """Edge ids sorted by (dst, src), given edges already sorted by (src, dst); narrowest index type.
 
     Within one dst, edge id order is src order, so sorting the unique key
     dst * m + eid (a fast SIMD sort of plain int64) is enough; no stable argsort.
     """
     m = src.size
-    eid = np.arange(m, dtype=np.int64)
+    et = index_dtype(m)
     if m == 0:
-        return eid
-    if n * m < (1 << 62):
-        key = dst * m + eid
-        key.sort()
-        return key % m
-    return np.argsort(dst, kind="stable").astype(np.int64, copy=False)
+        return np.zeros(0, dtype=et)
+    if n * m >= (1 << 62):
+        return np.argsort(dst, kind="stable").astype(et)
+    key = np.empty(m, dtype=np.int64)
+    for lo in range(0, m, _CHUNK):
+        k = key[lo : lo + _CHUNK]
+        np.multiply(dst[lo : lo + _CHUNK], m, out=k, dtype=np.int64)
+        k += np.arange(lo, lo + k.size, dtype=np.int64)
+    key.sort()
+    out = np.empty(m, dtype=et)
+    for lo in range(0, m, _CHUNK):
+        out[lo : lo + _CHUNK] = key[lo : lo + _CHUNK] % m
+    return out
+
+
+def _indptr(deg: np.ndarray) -> np.ndarray:
+    out = np.zeros(deg.size + 1, dtype=np.int64)
+    np.cumsum(deg, out=out[1:])
+    return out
 
 
 def _csr(src: np.ndarray, dst: np.ndarray, n: int, directed: bool) -> tuple[np.ndarray, ...]:
-    """CSR arrays (in_indptr, in_nbr, in_eid, out_indptr, out_nbr, out_eid)."""
+    """CSR arrays (in_indptr, in_nbr, in_eid, out_indptr, out_nbr, out_eid).
+
+    Row pointers are int64; neighbours have src's type and edge ids the narrowest
+    type for m. The out-neighbours of a directed graph are `dst` itself (edges are
+    sorted by source), so that array is shared, not copied.
+    """
     m = src.size
-    deg_out = np.bincount(src, minlength=n).astype(np.int64, copy=False)
-    deg_in = np.bincount(dst, minlength=n).astype(np.int64, copy=False)
+    et = index_dtype(m)
+    deg_out = np.bincount(src, minlength=n)
+    deg_in = np.bincount(dst, minlength=n)
     by_dst = _order_by_dst(src, dst, n)
-    eid = np.arange(m, dtype=np.int64)
     if directed:
-        out_indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(deg_out, out=out_indptr[1:])
-        in_indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(deg_in, out=in_indptr[1:])
-        in_nbr = src[by_dst]
-        return in_indptr, in_nbr, by_dst, out_indptr, dst.copy(), eid
+        in_nbr = np.empty(m, dtype=src.dtype)
+        for lo in range(0, m, _CHUNK):
+            in_nbr[lo : lo + _CHUNK] = src[by_dst[lo : lo + _CHUNK]]
+        return _indptr(deg_in), in_nbr, by_dst, _indptr(deg_out), dst, np.arange(m, dtype=et)
     # Undirected (src < dst): row r = [edges with dst == r, by src] + [edges with src == r, by dst];
     # the first block's neighbours are < r and the second's > r, so each row comes out sorted.
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(deg_in + deg_out, out=indptr[1:])
-    cout_excl = np.concatenate(([0], np.cumsum(deg_out)[:-1]))
+    indptr = _indptr(deg_in + deg_out)
+    cout_excl = _indptr(deg_out)[:-1]
     cin_incl = np.cumsum(deg_in)
-    nbr = np.empty(2 * m, dtype=np.int64)
-    eids = np.empty(2 * m, dtype=np.int64)
-    pos_low = eid + cout_excl[dst[by_dst]]
-    nbr[pos_low] = src[by_dst]
-    eids[pos_low] = by_dst
-    pos_high = eid + cin_incl[src]
-    nbr[pos_high] = dst
-    eids[pos_high] = eid
+    del deg_in, deg_out
+    nbr = np.empty(2 * m, dtype=src.dtype)
+    eids = np.empty(2 * m, dtype=et)
+    for lo in range(0, m, _CHUNK):
+        j = np.arange(lo, min(lo + _CHUNK, m), dtype=np.int64)
+        e = by_dst[lo : lo + _CHUNK]
+        pos = j + cout_excl[dst[e]]  # the j-th edge in dst order, at its place in its dst's row
+        nbr[pos] = src[e]
+        eids[pos] = e
+        pos = j + cin_incl[src[lo : lo + _CHUNK]]  # edge j at its place in its src's row
+        nbr[pos] = dst[lo : lo + _CHUNK]
+        eids[pos] = j
     return indptr, nbr, eids, indptr, nbr, eids
+
+
+def _check_weights(weight: Any, size: int, name: str) -> np.ndarray:
+    w = np.asarray(weight)
+    if w.ndim != 1 or w.size != size:
+        raise G2PLError(
+            f"weight must be a 1-D array with one value per edge ({size}), got shape {w.shape}",
+            file=name,
+        )
+    if w.size and w.dtype.kind not in "iuf":
+        raise G2PLError(f"weight must be numeric, got dtype {w.dtype}", file=name)
+    w = w.astype(np.float64)
+    bad = ~np.isfinite(w) | (w < 0)
+    if bool(bad.any()):
+        i = int(np.argmax(bad))
+        raise G2PLError(f"weight[{i}] = {float(w[i])!r} is not a finite non-negative number", file=name)
+    return w
+
+
+def unit_weights(m: int) -> np.ndarray:
+    """The weights of an unweighted graph: a read-only stride-0 view of one 1.0 (no m-sized array)."""
+    return np.broadcast_to(np.ones(1, dtype=np.float64), (m,))
 
 
 def build_graph(
@@ -281,44 +403,62 @@ def build_graph(
     undirected graphs (a, b) and (b, a) are duplicates. Both are counted in `info`.
     Bad arrays raise `G2PLError` naming `name` (never a raw NumPy error).
     """
-    s = _as_id_array(src_ids, "src", name)
-    d = _as_id_array(dst_ids, "dst", name)
+    return build_graph_from([src_ids, dst_ids], weight, directed=directed, name=name, extra_ids=extra_ids,
+                            info=info, owned=False)
+
+
+def build_graph_from(
+    edges: list,
+    weight: Any = None,
+    *,
+    directed: bool,
+    name: str,
+    extra_ids: Any = None,
+    info: dict[str, Any] | None = None,
+    owned: bool = True,
+) -> Graph:
+    """`build_graph` taking the [src, dst] arrays in a list it empties: a caller that drops its own
+    references (a generator, a loader) lets each input array be freed as soon as it is consumed.
+    With `owned`, the arrays are the caller's to give away and may be overwritten."""
+    s = _as_id_array(edges[0], "src", name)
+    d = _as_id_array(edges[1], "dst", name)
+    own_d = owned or d is not edges[1]  # may `d` be overwritten?
+    edges.clear()
     if s.size != d.size:
         raise G2PLError(f"src and dst have different lengths ({s.size} and {d.size})", file=name)
     extra = np.zeros(0, np.int64) if extra_ids is None else _as_id_array(extra_ids, "ids", name)
-    w: np.ndarray | None = None
-    if weight is not None:
-        w = np.asarray(weight)
-        if w.ndim != 1 or w.size != s.size:
-            raise G2PLError(
-                f"weight must be a 1-D array with one value per edge ({s.size}), got shape {w.shape}",
-                file=name,
-            )
-        if w.size and w.dtype.kind not in "iuf":
-            raise G2PLError(f"weight must be numeric, got dtype {w.dtype}", file=name)
-        w = w.astype(np.float64)
-        bad = ~np.isfinite(w) | (w < 0)
-        if bool(bad.any()):
-            i = int(np.argmax(bad))
-            raise G2PLError(f"weight[{i}] = {float(w[i])!r} is not a finite non-negative number", file=name)
+    w = None if weight is None else _check_weights(weight, s.size, name)
 
     n_input = int(s.size)
-    ids, si, di = _relabel(s, d, extra)
+    ids, s, d = _relabel(s, d, extra)
     n = int(ids.size)
     if n == 0:
         raise G2PLError("the graph has no vertices", file=name)
+    vt = index_dtype(n)
+    if s.dtype != vt:  # e.g. int64 IDs parsed from text: narrowed now, before the edge-sized passes
+        s = s.astype(vt)
+    if d.dtype != vt:
+        d, own_d = d.astype(vt), True
 
-    keep = si != di
+    keep = s != d
     loops = n_input - int(np.count_nonzero(keep))
     if loops:
-        si, di = si[keep], di[keep]
+        s = s[keep]
+        d, own_d = d[keep], True
         if w is not None:
             w = w[keep]
-    if directed:
-        a, b = si, di
-    else:
-        a, b = np.minimum(si, di), np.maximum(si, di)
-    a, b, w = _dedup(a, b, w, n)
+    del keep
+    if not directed:
+        lo = np.minimum(s, d)
+        if own_d:
+            np.maximum(s, d, out=d)
+        else:
+            d = np.maximum(s, d)
+        s = lo
+        del lo
+    pair = [s, d]
+    del s, d
+    a, b, w = _dedup(pair, w, n)
     m = int(a.size)
     dups = n_input - loops - m
 
@@ -338,7 +478,7 @@ def build_graph(
         ids=ids,
         src=a,
         dst=b,
-        weight=np.ones(m, dtype=np.float64) if w is None else w,
+        weight=unit_weights(m) if w is None else w,
         in_indptr=in_indptr,
         in_nbr=in_nbr,
         in_eid=in_eid,

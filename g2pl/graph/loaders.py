@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from g2pl.errors import G2PLError, G2PLRuntimeError
+from g2pl.graph.binary import EXT as BINARY_EXT
+from g2pl.graph.binary import load_binary
 from g2pl.graph.generators import GENERATOR_FORMS, generate, looks_like_generator, parse_generator
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
 from g2pl.graph.memory import check_declared
@@ -40,11 +42,12 @@ FORMAT_BY_EXT: dict[str, str] = {
     **{ext: "edgelist" for ext in EDGE_LIST_EXTS},
     ".mtx": "mtx",
     ".npz": "npz",
+    BINARY_EXT: "binary",
 }
 
 _ACCEPTED = (
     f"accepted: {' '.join(EDGE_LIST_EXTS)} (edge lists 'u v [weight]'), .mtx (Matrix Market), "
-    f".npz (NumPy arrays src, dst[, weight, ids]), or a generator {', '.join(GENERATOR_FORMS.values())}"
+    f".npz (NumPy arrays src, dst[, weight, ids]), {BINARY_EXT} (made by `g2pl convert`), or a generator {', '.join(GENERATOR_FORMS.values())}"
 )
 
 _ID_RE = re.compile(r"(?:\+?[0-9]+|-0+)\Z")  # NumPy reads "-0" as 0
@@ -92,15 +95,16 @@ def parse_graph_spec(spec: str) -> GraphSpec:
 
 def load_graph(spec: str, directed: bool = False, seed: int = 0) -> Graph:
     """Load a graph file or run a generator; `seed` only matters for generators."""
-    from g2pl.graph.memory import check_fits
+    from g2pl.graph.memory import check_fits, temporaries_returned
 
     gs = parse_graph_spec(spec)
     check_fits(gs)  # refuse up front what cannot fit, instead of dying half-way
     try:
-        if gs.kind == "generator":
-            return generate(spec, directed=directed, seed=seed)
-        assert gs.path is not None
-        return _LOADERS[gs.format](gs.path, directed)
+        with temporaries_returned():
+            if gs.kind == "generator":
+                return generate(spec, directed=directed, seed=seed)
+            assert gs.path is not None
+            return _LOADERS[gs.format](gs.path, directed)
     except MemoryError:
         raise G2PLRuntimeError(f"not enough memory to build the graph '{spec}'", file=spec) from None
 
@@ -653,4 +657,4 @@ def load_npz(path: str, directed: bool = False) -> Graph:
     )
 
 
-_LOADERS = {"edgelist": load_edge_list, "mtx": load_mtx, "npz": load_npz}
+_LOADERS = {"edgelist": load_edge_list, "mtx": load_mtx, "npz": load_npz, "binary": load_binary}

@@ -57,8 +57,9 @@ _MAX_JSON_BYTES = 64 * 2**20  # rank files hold scalars and counters only
 def graph_digest(graph) -> str:
     """A hash of the graph's content (IDs, endpoints, weights, direction), independent of its file name."""
     h = hashlib.sha256()
-    for arr in (graph.ids, graph.src, graph.dst, graph.weight):
-        h.update(np.ascontiguousarray(arr).tobytes())
+    for arr, dt in ((graph.ids, np.int64), (graph.src, np.int64), (graph.dst, np.int64), (graph.weight, np.float64)):
+        for lo in range(0, len(arr), 1 << 20):  # as int64/float64 whatever the index width; bounded temporaries
+            h.update(np.ascontiguousarray(arr[lo:lo + (1 << 20)], dtype=dt).tobytes())
     h.update(b"directed" if graph.directed else b"undirected")
     return h.hexdigest()
 

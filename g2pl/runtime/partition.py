@@ -16,7 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from g2pl.graph.graph import index_dtype
 from g2pl.runtime.array_kernels import HostOps, expand_ranges
+
+# Adjacency entries renumbered per chunk in `whole_by_degree`: bounds its temporaries.
+_CHUNK = 1 << 20
 
 
 @dataclass
@@ -79,6 +83,26 @@ class LocalGraph:
     sorted_ids: np.ndarray | None = None
     sorted_to_local: np.ndarray | None = None
     cache: GraphCache = field(default_factory=GraphCache, repr=False, compare=False)
+
+    def defer(self, name: str, build) -> None:
+        """Leave the array `name` out until first read, then `build()` it (kept from then on): a one-rank
+        degree view builds its edge endpoints only for programs that read edges."""
+        self.__dict__.pop(name, None)
+        self.__dict__.setdefault("_deferred", {})[name] = build
+
+    def __getattr__(self, name: str):
+        deferred = self.__dict__.get("_deferred")
+        if deferred and name in deferred:
+            value = self.__dict__[name] = deferred.pop(name)()
+            return value
+        raise AttributeError(f"'LocalGraph' object has no attribute '{name}'")
+
+    def __getstate__(self) -> dict:
+        for name in list(self.__dict__.get("_deferred") or ()):  # pickles hold arrays, not closures
+            getattr(self, name)
+        state = dict(self.__dict__)
+        state.pop("_deferred", None)
+        return state
 
     @property
     def n_ghosts(self) -> int:
@@ -153,33 +177,116 @@ def _reorder_rows(indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, order: n
     return new_ptr, nbr[take], eid[take]
 
 
+def _rows_taken(old_ptr: np.ndarray, new_ptr: np.ndarray, order: np.ndarray, arr: np.ndarray,
+                table: np.ndarray | None = None) -> np.ndarray:
+    """`arr`'s CSR entries with rows taken in `order` (entries keep their order within a row), mapped
+    through `table` if given; built a bounded chunk of entries at a time."""
+    out = np.empty(int(new_ptr[-1]), dtype=arr.dtype if table is None else table.dtype)
+    n, k0 = len(order), 0
+    while k0 < n:
+        k1 = int(np.searchsorted(new_ptr, new_ptr[k0] + _CHUNK, side="right")) - 1
+        k1 = min(max(k1, k0 + 1), n)
+        rows = order[k0:k1]
+        take = expand_ranges(HostOps, old_ptr[rows], old_ptr[rows + 1] - old_ptr[rows])
+        vals = arr[take]
+        out[new_ptr[k0]:new_ptr[k1]] = vals if table is None else table[vals]
+        k0 = k1
+    return out
+
+
+def _mapped(table: np.ndarray, arr: np.ndarray, dtype) -> np.ndarray:
+    """`table[arr]` as `dtype`, a chunk at a time."""
+    out = np.empty(len(arr), dtype=dtype)
+    for lo in range(0, len(arr), _CHUNK):
+        out[lo:lo + _CHUNK] = table[arr[lo:lo + _CHUNK]]
+    return out
+
+
 def whole_by_degree(graph) -> LocalGraph:
     """`partition(graph, 1, "degree")[0]` without the per-rank index maps: one rank owns every vertex
-    and keeps every edge index, so only the vertex order changes (half the time at kron:20)."""
+    and keeps every edge index, so only the vertex order changes (half the time at kron:20).
+
+    The degree-ordered arrays replace the graph's ID-ordered ones rather than adding to them: each
+    graph array is dropped as soon as its renumbered copy exists (`Graph.hand_over`), so the peak is
+    the graph plus one edge-sized array, and the ID-order arrays are rebuilt from this view if
+    something asks for them later (edge results, a multi-rank partition, a run without renumbering).
+    """
     n, m = graph.n, graph.m
     order = _degree_order(graph, 0, n)
-    local = np.empty(n, dtype=np.int64)  # global index -> local (sorted) index
-    local[order] = np.arange(n)
+    local = np.empty(n, dtype=index_dtype(n))  # global index -> local (sorted) index
+    local[order] = np.arange(n, dtype=local.dtype)
 
-    def csr(indptr, nbr, eid):
-        new_ptr, take = _row_take(indptr, order)
-        return new_ptr, local[nbr[take]], eid[take]
+    vt = graph.src.dtype
+    # src/dst: neither the graph's (ID order) nor the view's (local order) are kept; each is rebuilt
+    # from the view's adjacency when first read (edge values, edge results, checkpoints), so a
+    # program without edge values holds the adjacency alone.  The graph's go first: a lower peak.
+    ends: list[tuple] = []  # the view's adjacency that has the edge ends, once it exists
+    for name in ("src", "dst"):
+        graph.hand_over((name,), lambda name=name: _edge_ends(ends[0], order, graph.directed, name,
+                                                              order.astype(vt)))
 
-    in_csr = csr(graph.in_indptr, graph.in_nbr, graph.in_eid)
-    out_csr = csr(graph.out_indptr, graph.out_nbr, graph.out_eid) if graph.directed else in_csr
+    def move(names: tuple[str, ...], make, rebuild):
+        """Make one view array from the graph's, then let the graph drop its own."""
+        arr = make()
+        graph.hand_over(names, rebuild)
+        return arr
+
+    def csr(indptr, nbr_names, eid_names):
+        new_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.diff(indptr)[order], out=new_ptr[1:])
+        view: dict[str, np.ndarray] = {}
+        # view rows are graph rows `order`; graph row g is view row local[g], view vertex k is order[k]
+        view["nbr"] = move(nbr_names, lambda: _rows_taken(indptr, new_ptr, order, getattr(graph, nbr_names[0]),
+                                                          local),
+                           lambda: _rows_taken(new_ptr, indptr, local, view["nbr"], order.astype(vt)))
+        view["eid"] = move(eid_names, lambda: _rows_taken(indptr, new_ptr, order, getattr(graph, eid_names[0])),
+                           lambda: _rows_taken(new_ptr, indptr, local, view["eid"]))
+        return new_ptr, view["nbr"], view["eid"]
+
+    if graph.directed:
+        in_csr = csr(graph.in_indptr, ("in_nbr",), ("in_eid",))
+        out_csr = csr(graph.out_indptr, ("out_nbr",), ("out_eid",))
+    else:  # one adjacency under both names
+        in_csr = out_csr = csr(graph.in_indptr, ("in_nbr", "out_nbr"), ("in_eid", "out_eid"))
+    ends.append(out_csr if graph.directed else in_csr)
     ids = graph.ids[order]
     none, zero = np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    return LocalGraph(
+    lg = LocalGraph(
         rank=0, size=1, n=n, m=m, n_ext=n, n_global=n, m_global=m, directed=graph.directed, ids=ids,
-        ext_ids=ids, src=local[graph.src], dst=local[graph.dst], weight=graph.weight,
-        edge_owned=np.ones(m, dtype=bool),
+        ext_ids=ids, src=none, dst=none, weight=graph.weight,  # src, dst: deferred below
+        edge_owned=np.broadcast_to(np.ones(1, dtype=bool), (m,)),
         in_indptr=in_csr[0], in_nbr=in_csr[1], in_eid=in_csr[2],
         out_indptr=out_csr[0], out_nbr=out_csr[1], out_eid=out_csr[2],
         send_idx=none, send_counts=zero, recv_counts=zero.copy(),
         first_ids=np.array([graph.ids[0] if n else np.iinfo(np.int64).max], dtype=np.int64), lo=0,
         nv_send_idx=none, nv_send_counts=zero.copy(), nv_recv_ghost=none, nv_recv_counts=zero.copy(),
-        order=order, sorted_ids=graph.ids, sorted_to_local=local,
+        order=order, sorted_ids=graph.ids, sorted_to_local=local.astype(np.int64),
     )
+    for name in ("src", "dst"):
+        lg.defer(name, lambda name=name: _edge_ends(ends[0], order, graph.directed, name))
+    return lg
+
+
+def _edge_ends(csr: tuple, order: np.ndarray, directed: bool, side: str, table: np.ndarray | None = None):
+    """Each edge's `side` endpoint (src or dst) from a degree view's adjacency, in view numbering or,
+    through `table`, in the graph's.  Directed: `csr` is the out-adjacency (row = src, neighbour = dst).
+    Undirected: every edge is in two rows; src is the endpoint of smaller ID (smaller global index)."""
+    ptr, nbr, eid = csr
+    m = len(eid) if directed else len(eid) // 2
+    out = np.empty(m, dtype=nbr.dtype if table is None else table.dtype)
+    n, k0 = len(ptr) - 1, 0
+    while k0 < n:
+        k1 = min(max(int(np.searchsorted(ptr, ptr[k0] + _CHUNK, side="right")) - 1, k0 + 1), n)
+        a, b = int(ptr[k0]), int(ptr[k1])
+        rows = np.repeat(np.arange(k0, k1, dtype=nbr.dtype), np.diff(ptr[k0:k1 + 1]))
+        x, e = nbr[a:b], eid[a:b]
+        if not directed:
+            sel = order[rows] < order[x]  # the row is the edge's src
+            rows, x, e = rows[sel], x[sel], e[sel]
+        val = rows if side == "src" else x
+        out[e] = val if table is None else table[val]
+        k0 = k1
+    return out
 
 
 RENUMBERINGS = ("auto", "none", "degree")
@@ -218,8 +325,8 @@ def partition(graph, size: int, renumber: str | None = None) -> list[LocalGraph]
     src_owner, dst_owner = owner_of_index[graph.src], owner_of_index[graph.dst]
     parts: list[dict] = []
     ghost_lists = []
-    vmap = np.full(n, -1, dtype=np.int64)  # global vertex index -> ext index (reset per rank)
-    emap = np.full(m, -1, dtype=np.int64)  # global edge index -> local edge index
+    vmap = np.full(n, -1, dtype=index_dtype(n))  # global vertex index -> ext index (reset per rank)
+    emap = np.full(m, -1, dtype=index_dtype(m))  # global edge index -> local edge index
     for r in range(size):
         lo, hi = int(bounds[r]), int(bounds[r + 1])
         nl = hi - lo
