@@ -58,6 +58,8 @@ def exchange_cost(x: Exch, plan: Plan) -> str:
         return f"reply: one {i.elem} ({ir.ELEM_SIZE[i.elem]} B) per request"
     if isinstance(i, ir.RemoteMark):
         return "one vid (8 B) per marked vertex, to its owner rank"
+    if isinstance(i, ir.KeyedReduce):
+        return "one record per (rank, key), to the key's owner rank"
     return ""
 
 

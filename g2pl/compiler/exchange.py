@@ -22,7 +22,7 @@ from g2pl.compiler import ir
 #: records: the program's whole record once per mirror (ghost) vertex;
 #: packed: only the spec's fields, once per mirror, bool fields as bits
 Transport = Literal["entries", "records", "packed"]
-Kind = Literal["nbr", "endpoint", "aggregate", "remote_read", "remote_mark"]
+Kind = Literal["nbr", "endpoint", "aggregate", "remote_read", "remote_mark", "keyed"]
 Policy = Literal["pull", "push-pull"]
 Field = tuple[str, str]  # (name, element type)
 
@@ -48,12 +48,20 @@ class Spec:
     need: bool = False  # endpoint: values only along edges where a condition holds (prune)
     within: bool = False  # endpoint: the result is the edge set where every read holds (edgeset)
     recv: bool = False  # nbr: only receivers where a condition holds use the result (direction)
+    result: str = ""  # keyed: vertex (a value per key), edge (the winning edges) or scalar
+    nkeys: int = 0  # keyed: keys per element (0: one group)
+    payload: bool = False  # keyed argmin/argmax: the result is a payload read at the winner
 
     def record_bytes(self) -> int:
         return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
 
     def describe(self) -> str:
         """One line for `g2pl plan`: the transport and layout of this exchange's records."""
+        if self.kind == "keyed":
+            out = "combined per key at the sender, one record per key to its owner rank"
+            if not self.nkeys:
+                out = "each rank's winner to every rank"
+            return out + ("; the winning edges to their endpoints' ranks" if self.result == "edge" else "")
         if self.kind in ("aggregate", "remote_read", "remote_mark"):
             return {"aggregate": "one partial per rank, combined at the barrier",
                     "remote_read": "requests to the owner ranks, one reply per request",
@@ -117,6 +125,9 @@ def baseline(k: int, i: ir.Instr, record: tuple[Field, ...]) -> Spec:
         return Spec(k, "aggregate", op=i.op, elem=i.elem, dom=i.dom)
     if isinstance(i, ir.RemoteRead):
         return Spec(k, "remote_read", elem=i.elem, dom=i.dom)
+    if isinstance(i, ir.KeyedReduce):
+        return Spec(k, "keyed", op=i.op, elem=i.elem, dom=i.dom, result=i.result, nkeys=len(i.keys),
+                    payload=i.payload is not None)
     assert isinstance(i, ir.RemoteMark), i
     return Spec(k, "remote_mark", dom=i.dom)
 

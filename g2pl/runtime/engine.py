@@ -6,6 +6,7 @@
     mark          the vertex set named by edges' endpoints or by IDs (remote mark)
     aggregate     a global aggregation, combined at the barrier
     remote_request, remote_reply    a remote read, over two supersteps
+    keyed         a keyed aggregation: values combined at the vertices keys name (keyed.py)
     rand          the counter-based random numbers of one call site
     barrier       the end of a superstep: aggregators, statistics, limits
     collect       a returned value, whole, on rank 0
@@ -35,6 +36,7 @@ from g2pl.runtime.backend import Backend
 from g2pl.runtime.checkpoint_schema import encode_runtime
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.edges import Edges, Members
+from g2pl.runtime.keyed import Keyed
 from g2pl.runtime.neighbourhood import Neighbourhood
 from g2pl.runtime.numpy_backend import NumPyBackend
 from g2pl.runtime.partition import LocalGraph, whole
@@ -88,6 +90,7 @@ class Runtime:
         self.nbr = Neighbourhood(bk, lg, self.transport, self.tally, self.stats)
         self.edges = Edges(bk, lg, self.transport, self.members, self.tally, self.stats)
         self.remote = Remote(bk, lg, self.comm, self.tally)
+        self._keyed = Keyed(bk, lg, self.comm, self.tally, lambda: self.src_ids, lambda: self.dst_ids)
         self._aggs: list[tuple] = []
         self._fail_at = _fault_injection()
         self._kill_at = _fault_injection("G2PL_KILL_AT")
@@ -217,6 +220,11 @@ class Runtime:
 
     def remote_reply(self, spec: Spec, arr, rq: RemoteRequest):
         return self.remote.reply(arr, rq, spec.elem, DEFAULTS[spec.elem])
+
+    def keyed(self, spec: Spec, keys: tuple, value, mask, payload=None):
+        """A keyed aggregation: `value` (where `mask` holds) combined at the vertex each of `keys`
+        names, or the argmin/argmax winners the spec asks for (see keyed.py)."""
+        return self._keyed.run(spec, keys, value, mask, payload)
 
     def rand(self, site: int, dom: str, entries=None):
         """Uniform [0, 1) numbers of call site `site`, one per element of `dom` (S, V, E, or the
