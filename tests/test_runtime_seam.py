@@ -1,4 +1,4 @@
-"""The runtime seam: generated code speaks twelve verbs, the verbs speak the Backend protocol, and a
+"""The runtime seam: generated code speaks thirteen verbs, the verbs speak the Backend protocol, and a
 backend passed to the runtime is the one every verb uses."""
 
 from __future__ import annotations
@@ -18,19 +18,20 @@ RUNTIME = ROOT / "g2pl" / "runtime"
 PROGRAMS = sorted((ROOT / "programs").glob("*.g2pl"))
 
 VERBS = {"vmap", "nbr_combine", "endpoints", "mark", "aggregate", "remote_request", "remote_reply", "rand",
-         "barrier", "collect", "resume", "checkpoint"}
+         "barrier", "collect", "resume", "checkpoint", "keyed"}
 DATA = {"xp", "ops", "ids", "src_ids", "dst_ids", "ext_ids", "weight"}
-VERB_MODULES = ("engine.py", "neighbourhood.py", "edges.py", "transport.py", "remote.py", "adjacency.py", "stats.py")
+VERB_MODULES = ("engine.py", "neighbourhood.py", "edges.py", "transport.py", "remote.py", "adjacency.py", "stats.py",
+                "keyed.py")
 
 
 @pytest.mark.parametrize("opt", [0, 1, 2])
-def test_generated_code_calls_only_the_twelve_verbs(opt: int) -> None:
+def test_generated_code_calls_only_the_thirteen_verbs(opt: int) -> None:
     used: set[str] = set()
     for path in PROGRAMS:
         code = g2pl.compile(path, opt=opt).python()
         used |= set(re.findall(r"\brt\.(\w+)", code))
     assert used - DATA <= VERBS, sorted(used - DATA - VERBS)
-    assert len(VERBS) == 12
+    assert len(VERBS) == 13
 
 
 def _imports(path: Path) -> set[str]:

@@ -1,4 +1,4 @@
-"""The BSP runtime a generated module runs on (`rt` in generated code): twelve verbs.
+"""The BSP runtime a generated module runs on (`rt` in generated code): thirteen verbs.
 
     vmap          a scalar, vertex or edge value (Ligra's vertexMap), sparse where a set is
     nbr_combine   neighbourhood combine: exchange, count, push or pull, reduce (Ligra's edgeMap)

@@ -75,7 +75,11 @@ class Keyed:
         self.tally.comm_s += time.perf_counter() - t0
         pos = lg.id_to_local(rkeys)
         ok = bk.nonzero(pos >= 0)  # keys naming no vertex are dropped
-        upos, fields = self._combine(spec, pos[ok], [f[ok] for f in rfields], sender=False)
+        pos, rfields = pos[ok], [f[ok] for f in rfields]
+        if self.comm.size == 1 and not self._float_sum(spec, rfields[0]):
+            upos, fields = pos, rfields  # one sender: already one record per key
+        else:
+            upos, fields = self._combine(spec, pos, rfields, sender=False)
         if spec.result == "edge":
             return self._mark_edges(fields[1], fields[2])
         return self._scatter(spec, upos, fields)
@@ -98,12 +102,15 @@ class Keyed:
         return [vals]
 
     def _group(self, keys, tie=None):
-        """Sort order of `keys` (ties by the (t1, t2) arrays of `tie`), its segments and the distinct keys."""
+        """Sort order of `keys` (ties by the (t1, t2) arrays of `tie`, else in any order), its segments
+        and the distinct keys."""
         xp, bk = self.xp, self.bk
-        order = xp.arange(len(keys), dtype=xp.int64)
-        for t in (tie or ())[::-1]:  # least significant first: stable sorts make a lexicographic order
-            order = order[xp.argsort(t[order], kind="stable")]
-        order = order[xp.argsort(keys[order], kind="stable")]
+        if tie is None:
+            order = xp.argsort(keys)
+        else:
+            order = xp.arange(len(keys), dtype=xp.int64)
+            for t in (*tie[::-1], keys):  # least significant first: stable sorts make a lexicographic order
+                order = order[xp.argsort(t[order], kind="stable")]
         ks = keys[order]
         n = len(ks)
         brk = xp.ones(n, dtype=bool)
@@ -142,11 +149,16 @@ class Keyed:
             v = -v if v.dtype.kind == "f" else ~v
         top = xp.inf if v.dtype.kind == "f" else INT64_MAX
         best = seg.reduce(xp.minimum, v, top)
-        cand = v == best[seg.owner]
-        for t in (t1, t2):
-            tb = seg.reduce(xp.minimum, bk.select(cand, t, INT64_MAX), INT64_MAX)
-            cand &= t == tb[seg.owner]
-        return bk.nonzero(cand)
+        cand = bk.nonzero(v == best[seg.owner])
+        if len(cand) == seg.n:  # no ties: one candidate per segment
+            return cand
+        rows = seg.owner[cand]  # ties: the least (t1, t2) among each segment's candidates
+        keep = xp.ones(len(cand), dtype=bool)
+        for t in (t1[cand], t2[cand]):
+            tb = xp.full(seg.n, INT64_MAX, dtype=xp.int64)
+            xp.minimum.at(tb, rows, bk.select(keep, t, INT64_MAX))
+            keep &= t == tb[rows]
+        return cand[bk.nonzero(keep)]
 
     def _scatter(self, spec: Spec, upos, fields: list):
         """The vertex graph: combined values at the key vertices, the empty value elsewhere."""
