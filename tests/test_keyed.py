@@ -158,3 +158,46 @@ def test_by_is_still_a_name_elsewhere():
     from oracles import from_edges
 
     assert prog.run(from_edges([(1, 2)]), {})["by"] == 3
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_every_form_on_the_cupy_standin(opt):
+    """The CuPy backend's code path (over the strict stand-in) gives the NumPy backend's answers."""
+    from test_cupy_backend import same, standin
+
+    t = random_graph(8, 300, weighted=True)
+    prog = g2pl.compile_file(PROG, opt=opt)
+    want = prog.run(t.g, {})
+    with standin():
+        got = prog.run(t.g, {}, backend="cupy")
+    assert same(got.output()["values"], want.output()["values"])
+    assert got.stats["messages"] == want.stats["messages"]
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+def test_every_form_on_several_ranks(tmp_path, directed):
+    """np 2 and 3 under mpiexec: the same values, supersteps and messages as one rank."""
+    import json
+    import subprocess
+    import sys
+
+    from test_mpi import HAVE_MPI, env, same
+
+    if not HAVE_MPI:
+        pytest.skip("mpi4py/mpiexec not installed")
+    t = random_graph(9, 300, directed=directed, weighted=True)
+    g = t.g
+    path = tmp_path / "g.txt"
+    lines = [f"{a} {b} {w!r}" for a, b, w in zip(g.ids[g.src].tolist(), g.ids[g.dst].tolist(), g.weight.tolist())]
+    path.write_text("\n".join(lines + [f"{x} {x} 1.0" for x in g.ids.tolist()]) + "\n")  # self-loops keep isolated IDs
+    outs = []
+    for n in (1, 2, 3):
+        out, stats = tmp_path / f"o{n}.json", tmp_path / f"s{n}.json"
+        cmd = [sys.executable, "-m", "g2pl.cli", "run", str(PROG), "--graph", str(path), "--np", str(n),
+               "--quiet", "--output", str(out), "--stats", str(stats), *(["--directed"] if directed else [])]
+        r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        outs.append((json.loads(out.read_text()), json.loads(stats.read_text())))
+    for o, s in outs[1:]:
+        assert same(o, outs[0][0])
+        assert (s["supersteps"], s["messages"]) == (outs[0][1]["supersteps"], outs[0][1]["messages"])

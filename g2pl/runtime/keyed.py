@@ -129,8 +129,9 @@ class Keyed:
             win = order[self._winners(op, seg, fields[0][order], fields[1][order], fields[2][order])]
             return uk, [f[win] for f in fields]
         if self._float_sum(spec, fields[0]):
-            if sender:
-                return keys, fields  # added at the owner, in element order
+            if sender:  # added at the owner, in element order; sorted by key, so grouped by owner rank
+                order = self.xp.argsort(keys)
+                return keys[order], [f[order] for f in fields]
             order, seg, uk = self._group(keys, (fields[1], fields[2]))
             total = seg.sum(fields[0][order])
             return uk, [total, seg.counts.astype(xp.int64)]
