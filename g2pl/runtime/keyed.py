@@ -27,7 +27,6 @@ class Keyed:
     def __init__(self, bk: Backend, lg, comm, tally: Tally, src_ids, dst_ids) -> None:
         self.bk, self.xp, self.lg, self.comm, self.tally = bk, bk.xp, lg, comm, tally
         self._src_ids, self._dst_ids = src_ids, dst_ids  # callables: the runtime caches them
-        self._edge_lookup = None
 
     # ------------------------------------------------------------ the verb
 
@@ -47,7 +46,7 @@ class Keyed:
         pay = self._arr(payload, size)[sel] if payload is not None else None
         if arg and vals.dtype.kind == "f":  # NaN never wins
             ok = bk.nonzero(~xp.isnan(vals))
-            vals, t1, t2 = vals[ok], t1[ok], t2[ok]
+            sel, vals, t1, t2 = sel[ok], vals[ok], t1[ok], t2[ok]
             pay = pay[ok] if pay is not None else None
         if not spec.nkeys:
             return self._global(spec, vals, t1, t2, pay)
@@ -65,24 +64,83 @@ class Keyed:
         K = xp.concatenate(ks) if len(ks) > 1 else ks[0]
         fields = self._fields(spec, vals[p], t1[p], t2[p], None if pay is None else pay[p])
         self.tally.messages += len(K)  # Pregel's count: one message per (element, key); combining saves bytes
-        ukeys, fields = self._combine(spec, K, fields, sender=True)
-        # one record per key to its owner rank (keys ascending: owners too)
-        owners = lg.owner_of(ukeys)
+        if self._float_sum(spec, fields[0]):
+            return self._float_sum_run(spec, K, fields)
+        # keys this rank owns are combined in place; the others once per key, then sent to their owners
+        lp = lg.id_to_local(K)
+        here = bk.nonzero(lp >= 0)
+        pos, parts = lp[here], [f[here] for f in fields]
+        eix = sel[p][here] if spec.result == "edge" else None  # local edge of each entry (-1: another rank's)
+        if self.comm.size > 1:
+            away = bk.nonzero(lp < 0)
+            ukeys, sent = self._combine(spec, K[away], [f[away] for f in fields])
+            rkeys, got = self._route(ukeys, sent)
+            rpos = lg.id_to_local(rkeys)
+            ok = bk.nonzero(rpos >= 0)  # keys naming no vertex are dropped
+            pos = xp.concatenate([pos, rpos[ok]])
+            parts = [xp.concatenate([a, b[ok]]) for a, b in zip(parts, got)]
+            if eix is not None:
+                eix = xp.concatenate([eix, xp.full(len(ok), -1, dtype=xp.int64)])
+        return self._finish(spec, pos, parts, eix)
+
+    def _route(self, ukeys, fields: list) -> tuple:
+        """One record per key (ascending: grouped by owner rank) to the key's owner: what arrived."""
+        xp, bk = self.xp, self.bk
+        owners = self.lg.owner_of(ukeys)
         counts = bk.bincount(owners, minlength=self.comm.size).astype(xp.int64)
         t0 = time.perf_counter()
         rkeys, rcounts = self.comm.alltoallv(ukeys, counts)
-        rfields = [self.comm.alltoallv(f, counts, rcounts)[0] for f in fields]
+        got = [self.comm.alltoallv(f, counts, rcounts)[0] for f in fields]
         self.tally.comm_s += time.perf_counter() - t0
-        pos = lg.id_to_local(rkeys)
-        ok = bk.nonzero(pos >= 0)  # keys naming no vertex are dropped
-        pos, rfields = pos[ok], [f[ok] for f in rfields]
-        if self.comm.size == 1 and not self._float_sum(spec, rfields[0]):
-            upos, fields = pos, rfields  # one sender: already one record per key
-        else:
-            upos, fields = self._combine(spec, pos, rfields, sender=False)
+        return rkeys, got
+
+    def _finish(self, spec: Spec, pos, parts: list, eix):
+        """Combine the entries (owned vertex `pos`, record `parts`) per vertex: the result."""
+        xp, bk, n = self.xp, self.bk, self.lg.n
+        if spec.op not in ("argmin", "argmax"):
+            op = "sum" if spec.op == "count" else spec.op  # counts arrive as partial counts
+            return bk.scatter_reduce(op, pos, parts[0], None, n, "int" if spec.op == "count" else spec.elem)
+        w = self._scatter_winners(spec.op, pos, parts[0], parts[1], parts[2])
         if spec.result == "edge":
-            return self._mark_edges(fields[1], fields[2])
-        return self._scatter(spec, upos, fields)
+            self.tally.messages += len(w)  # each winner to its endpoints' ranks (a second copy is the same message)
+            if self.comm.size == 1:
+                out = xp.zeros(self.lg.m, dtype=bool)
+                out[eix[w]] = True
+                return out
+            return self._mark_edges(parts[1][w], parts[2][w])
+        if spec.payload:
+            out = xp.full(n, DEFAULTS[spec.elem], dtype=bk.dtype(spec.elem))
+            out[pos[w]] = parts[3][w].astype(out.dtype, copy=False)
+        else:
+            out = xp.full(n, -1, dtype=xp.int64)
+            out[pos[w]] = parts[1][w]
+        return out
+
+    def _scatter_winners(self, op: str, pos, v, t1, t2):
+        """Index of each vertex's winning entry: the least (value, t1, t2), or greatest value, per `pos`."""
+        xp, bk, n = self.xp, self.bk, self.lg.n
+        if op == "argmax":  # a decreasing map, so the least wins: -x for floats, ~x for ints (no overflow)
+            v = -v if v.dtype.kind == "f" else ~v
+        best = xp.full(n, xp.inf if v.dtype.kind == "f" else INT64_MAX, dtype=v.dtype)
+        xp.minimum.at(best, pos, v)
+        cand = bk.nonzero(v == best[pos])
+        rows = pos[cand]
+        keep = xp.ones(len(cand), dtype=bool)
+        for t in (t1[cand], t2[cand]):  # ties: the least (t1, t2) among the candidates
+            tb = xp.full(n, INT64_MAX, dtype=xp.int64)
+            xp.minimum.at(tb, rows, bk.select(keep, t, INT64_MAX))
+            keep &= t == tb[rows]
+        return cand[bk.nonzero(keep)]
+
+    def _float_sum_run(self, spec: Spec, K, fields: list):
+        """Float sums and averages: every element to its key's owner, added there in element order
+        (by original IDs), so the result is the same on any number of ranks."""
+        order = self.xp.argsort(K)
+        rkeys, got = self._route(K[order], [f[order] for f in fields])
+        pos = self.lg.id_to_local(rkeys)
+        ok = self.bk.nonzero(pos >= 0)  # keys naming no vertex are dropped
+        upos, combined = self._combine(spec, pos[ok], [f[ok] for f in got])
+        return self._float_result(spec, upos, combined)
 
     # ------------------------------------------------------------ grouping and combining
 
@@ -120,7 +178,7 @@ class Keyed:
         indptr = xp.concatenate([starts, xp.full(1, n, dtype=xp.int64)])
         return order, bk.segments(indptr), ks[starts]
 
-    def _combine(self, spec: Spec, keys, fields: list, sender: bool) -> tuple[Any, list]:
+    def _combine(self, spec: Spec, keys, fields: list) -> tuple[Any, list]:
         """Group `fields` by `keys` and combine each group: (distinct keys, combined fields)."""
         xp, bk = self.xp, self.bk
         op = spec.op
@@ -128,10 +186,7 @@ class Keyed:
             order, seg, uk = self._group(keys)
             win = order[self._winners(op, seg, fields[0][order], fields[1][order], fields[2][order])]
             return uk, [f[win] for f in fields]
-        if self._float_sum(spec, fields[0]):
-            if sender:  # added at the owner, in element order; sorted by key, so grouped by owner rank
-                order = self.xp.argsort(keys)
-                return keys[order], [f[order] for f in fields]
+        if self._float_sum(spec, fields[0]):  # (at the owner only) in element order
             order, seg, uk = self._group(keys, (fields[1], fields[2]))
             total = seg.sum(fields[0][order])
             return uk, [total, seg.counts.astype(xp.int64)]
@@ -161,26 +216,15 @@ class Keyed:
             keep &= t == tb[rows]
         return cand[bk.nonzero(keep)]
 
-    def _scatter(self, spec: Spec, upos, fields: list):
-        """The vertex graph: combined values at the key vertices, the empty value elsewhere."""
-        xp, bk, n = self.xp, self.bk, self.lg.n
-        op = spec.op
-        if op in ("argmin", "argmax"):
-            if spec.payload:
-                out = xp.full(n, DEFAULTS[spec.elem], dtype=bk.dtype(spec.elem))
-                out[upos] = fields[3].astype(out.dtype, copy=False)
-            else:
-                out = xp.full(n, -1, dtype=xp.int64)
-                out[upos] = fields[1]
-            return out
-        if op == "avg":
+    def _float_result(self, spec: Spec, upos, fields: list):
+        """A float sum (empty: 0.0) or average (empty: nan) from (total, count) per key vertex."""
+        xp, n = self.xp, self.lg.n
+        if spec.op == "avg":
             out = xp.full(n, xp.nan, dtype=xp.float64)
             out[upos] = fields[0] / fields[1]
             return out
-        if op == "sum" and len(fields) == 2:  # a float sum: (total, count)
-            fields = fields[:1]
-        out = xp.full(n, bk.empty_value("sum" if op == "count" else op, spec.elem), dtype=bk.dtype(spec.elem))
-        out[upos] = fields[0].astype(out.dtype, copy=False)
+        out = xp.zeros(n, dtype=xp.float64)
+        out[upos] = fields[0]
         return out
 
     # ------------------------------------------------------------ without keys: one group
@@ -220,7 +264,6 @@ class Keyed:
         order = xp.argsort(dest, kind="stable")
         su, sv = xp.concatenate([u, u[two]])[order], xp.concatenate([v, v[two]])[order]
         counts = bk.bincount(dest, minlength=self.comm.size).astype(xp.int64)
-        self.tally.messages += len(u)  # one per winner (its copy to a second rank is the same message)
         t0 = time.perf_counter()
         ru, rc = self.comm.alltoallv(su.astype(xp.int64), counts)
         rv, _ = self.comm.alltoallv(sv.astype(xp.int64), counts, rc)
@@ -233,12 +276,13 @@ class Keyed:
         out = xp.zeros(lg.m, dtype=bool)
         if lg.m == 0 or len(u) == 0:
             return out
-        if self._edge_lookup is None:  # ext index by original ID; local edges by (src, dst) code
+        cache = lg.cache.__dict__  # ext index by original ID, local edges by (src, dst) code: once per part
+        if "keyed_edge_lookup" not in cache:
             ext_order = xp.argsort(lg.ext_ids, kind="stable")
             code = lg.src.astype(xp.int64) * lg.n_ext + lg.dst.astype(xp.int64)
             corder = xp.argsort(code, kind="stable")
-            self._edge_lookup = (ext_order, lg.ext_ids[ext_order], corder, code[corder])
-        ext_order, sorted_ids, corder, codes = self._edge_lookup
+            cache["keyed_edge_lookup"] = (ext_order, lg.ext_ids[ext_order], corder, code[corder])
+        ext_order, sorted_ids, corder, codes = cache["keyed_edge_lookup"]
         ok = xp.ones(len(u), dtype=bool)
         ends = []
         for ids in (u, v):
