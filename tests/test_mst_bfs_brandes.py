@@ -230,3 +230,38 @@ def test_brandes_sums_to_betweenness(prog, directed):
     exp = nx.betweenness_centrality(t.G, normalized=False)
     for v in t.G:
         assert total[v] / (1 if directed else 2) == pytest.approx(exp[v], rel=1e-9, abs=1e-9)
+
+
+# --------------------------------------------------------------------------- ranks and levels
+
+
+def test_same_at_every_level_on_two_and_three_ranks(tmp_path):
+    """-O0, -O1 and -O2 on 1, 2 and 3 ranks (mpiexec): the same values, supersteps per level, messages."""
+    import json
+    import subprocess
+    import sys
+
+    from test_mpi import HAVE_MPI, env
+
+    if not HAVE_MPI:
+        pytest.skip("mpi4py/mpiexec not installed")
+    t = random_graph(71, 500, weighted=True)
+    g = t.g
+    path = tmp_path / "g.txt"
+    lines = [f"{a} {b} {w!r}" for a, b, w in zip(g.ids[g.src].tolist(), g.ids[g.dst].tolist(), g.weight.tolist())]
+    path.write_text("\n".join(lines + [f"{x} {x} 1.0" for x in g.ids.tolist()]) + "\n")
+    root = max(t.pieces, key=len)[0]
+    for name, args in (("mst", []), ("bfs_parent", ["--arg", f"root={root}"]), ("brandes", ["--arg", f"s={root}"])):
+        seen: dict[str, tuple] = {}
+        values = []
+        for opt in ("-O0", "-O1", "-O2"):
+            for n in ((1, 2, 3) if opt == "-O2" else (1, 2)):
+                out, stats = tmp_path / "o.json", tmp_path / "s.json"
+                cmd = [sys.executable, "-m", "g2pl.cli", "run", str(PROGRAMS / f"{name}.g2pl"), "--graph", str(path),
+                       "--np", str(n), opt, "--quiet", "--output", str(out), "--stats", str(stats), *args]
+                r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300)
+                assert r.returncode == 0, r.stderr
+                values.append(json.loads(out.read_text())["values"])
+                s = json.loads(stats.read_text())
+                assert seen.setdefault(opt, (s["supersteps"], s["messages"])) == (s["supersteps"], s["messages"])
+        assert all(v == values[0] for v in values), name
