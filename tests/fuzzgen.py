@@ -6,7 +6,9 @@ Three parts, used by `tests/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py
   type rules of the spec: scalar / vertex / edge values of bool, int, float and vid; sets and
   edge sets with `||`, `&&`, `\\`, `!`; lifted arithmetic; `?:`; vertex and edge comprehensions;
   global, neighbourhood (`nvals`, `outnvals`, `(u, e) <- nvals v`) and edge aggregations;
-  nested comprehensions; macro functions; remote reads `G[p]`; `rand()`; `if`/`else`; `while`
+  nested comprehensions; keyed aggregations `AGG [ ... ] by KEY` / `by [K1, K2]` (keys that are
+  bare binders, vids, or ints that mostly name no vertex), argmin/argmax payloads `[value, payload]`
+  and edge-valued argmin/argmax (edge sets); macro functions; remote reads `G[p]`; `rand()`; `if`/`else`; `while`
   loops whose trip count is bounded by a counter (`i < K`, K <= 4); a multi-value `return`.
   Values are kept deterministic for any evaluation order: no float `sum`/`avg` results (floats
   only through elementwise operations and `min`/`max`), no NaN (no `0/0`, `inf - inf`,
