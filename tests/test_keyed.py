@@ -201,3 +201,12 @@ def test_every_form_on_several_ranks(tmp_path, directed):
     for o, s in outs[1:]:
         assert same(o, outs[0][0])
         assert (s["supersteps"], s["messages"]) == (outs[0][1]["supersteps"], outs[0][1]["messages"])
+
+
+def test_every_form_with_degree_renumbering():
+    """Vertices reordered by degree inside the rank: the same values as in ID order."""
+    t = random_graph(10, 300, directed=True, weighted=True)
+    prog = g2pl.compile_file(PROG)
+    a = prog.run(t.g, {}, renumber="degree")
+    b = prog.run(t.g, {}, renumber="none")
+    assert a.output() == b.output()

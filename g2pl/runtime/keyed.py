@@ -1,17 +1,17 @@
 """Keyed aggregation (`AGG [ ... ] by KEY`, the `keyed` verb): values combined at the vertex each
 key names, wherever it is owned; and the argmin/argmax winners (edges, payloads) it picks.
 
-One exchange: every rank groups its elements by key, combines each group (the same combiner), and
-sends one record per key to the key's owner rank (keys are original IDs; owners by ID range, as
-remote reads).  The owner combines what arrived per vertex.  Keys that are -1 or name no vertex
-are dropped.  argmin/argmax pick the least/greatest value, ties to the smaller (u, v) original IDs
-for edges and the smaller ID for vertices; NaN values never win.  Float sums (and avg) are not
-combined at the sender: the owner adds them in element order (by original IDs), so they are the
-same on any number of ranks.  An edge winner goes back, in the same exchange, to the ranks of its
+One exchange.  Each element goes to every distinct key of its list (keys are original IDs; -1 and
+IDs of no vertex are dropped).  Keys this rank owns are combined in place by scatter reductions;
+the others are grouped by a sort, combined once per key (the same combiner) and sent, one record
+per key, to the key's owner rank (owners by ID range, as for remote reads), which combines what
+arrived with its own.  argmin/argmax pick the least/greatest value, ties to the smaller (u, v)
+original IDs for edges and the smaller ID for vertices; NaN values never win.  Float sums (and avg)
+are not combined before the owner: it adds them in element order (by original IDs), so they are
+the same on any number of ranks.  An edge winner goes, in the same exchange, to the ranks of its
 two endpoints (edges live at both), which mark it.  Without keys (a global argmin/argmax whose
 result is an edge or a payload), each rank's winner goes to every rank.
 """
-
 from __future__ import annotations
 
 import time
