@@ -90,7 +90,14 @@ class Keyed:
         counts = bk.bincount(owners, minlength=self.comm.size).astype(xp.int64)
         t0 = time.perf_counter()
         rkeys, rcounts = self.comm.alltoallv(ukeys, counts)
-        got = [self.comm.alltoallv(f, counts, rcounts)[0] for f in fields]
+        got = []
+        for f in fields:
+            if f.dtype == bool:  # and/or values: one bit per record, as the pack pass sends bools
+                data, nbytes = bk.packbits_segments(f, bk.to_host(counts))
+                rdata, rbytes = self.comm.alltoallv(data, nbytes)
+                got.append(bk.unpackbits_segments(rdata, rbytes, rcounts))
+            else:
+                got.append(self.comm.alltoallv(f, counts, rcounts)[0])
         self.tally.comm_s += time.perf_counter() - t0
         return rkeys, got
 
@@ -239,6 +246,10 @@ class Keyed:
             host = [bk.to_host(a[w]) for a in (vals, t1, t2) + ((pay,) if pay is not None else ())]
             mine = tuple(h[0].item() for h in host)  # (not counted: an aggregator's partial is not a message)
         cands = [c for c in self.comm.allgather(mine) if c is not None]
+        if self.comm.size > 1:  # counted as the rest of the traffic: 8 bytes per field, to every other rank
+            share = 8 * len(mine or ()) * (self.comm.size - 1)
+            self.comm.bytes_sent += share
+            self.comm.bytes_received += 8 * sum(len(c) for c in cands) - 8 * len(mine or ())
         sign = 1 if spec.op == "argmin" else -1
         best = min(cands, key=lambda c: (sign * c[0], c[1], c[2])) if cands else None
         if spec.result == "edge":
