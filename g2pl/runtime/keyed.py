@@ -41,20 +41,25 @@ class Keyed:
         vals = self._arr(value, size)[sel]
         if vals.dtype == bool and spec.op not in ("and", "or"):
             vals = vals.astype(xp.int64)
-        t1 = (lg.ids if spec.dom == "V" else self._src_ids())[sel]
-        t2 = xp.zeros(len(sel), dtype=xp.int64) if spec.dom == "V" else self._dst_ids()[sel]
+        t1 = t2 = None
+        if arg or self._float_sum(spec, vals):  # ties (and the float sums' order) by original IDs
+            t1 = (lg.ids if spec.dom == "V" else self._src_ids())[sel]
+            t2 = xp.zeros(len(sel), dtype=xp.int64) if spec.dom == "V" else self._dst_ids()[sel]
         pay = self._arr(payload, size)[sel] if payload is not None else None
-        if arg and vals.dtype.kind == "f":  # NaN never wins
-            ok = bk.nonzero(~xp.isnan(vals))
-            sel, vals, t1, t2 = sel[ok], vals[ok], t1[ok], t2[ok]
-            pay = pay[ok] if pay is not None else None
+        valid = ~xp.isnan(vals) if arg and vals.dtype.kind == "f" else None  # NaN never wins
         if not spec.nkeys:
+            if valid is not None:
+                ok = bk.nonzero(valid)
+                vals, t1, t2 = vals[ok], t1[ok], t2[ok]
+                pay = pay[ok] if pay is not None else None
             return self._global(spec, vals, t1, t2, pay)
         # every element once per distinct key (-1: none)
         picks, ks = [], []
         for j, k in enumerate(keys):
             kj = self._arr(k, size).astype(xp.int64, copy=False)[sel]
             keep = kj != -1
+            if valid is not None:
+                keep &= valid
             for k0 in keys[:j]:
                 keep &= kj != self._arr(k0, size).astype(xp.int64, copy=False)[sel]
             p = bk.nonzero(keep)
@@ -62,15 +67,18 @@ class Keyed:
             ks.append(kj[p])
         p = xp.concatenate(picks) if len(picks) > 1 else picks[0]
         K = xp.concatenate(ks) if len(ks) > 1 else ks[0]
-        fields = self._fields(spec, vals[p], t1[p], t2[p], None if pay is None else pay[p])
+        fields = self._fields(spec, vals[p], *(None if a is None else a[p] for a in (t1, t2, pay)))
         self.tally.messages += len(K)  # Pregel's count: one message per (element, key); combining saves bytes
         if self._float_sum(spec, fields[0]):
             return self._float_sum_run(spec, K, fields)
         # keys this rank owns are combined in place; the others once per key, then sent to their owners
         lp = lg.id_to_local(K)
         here = bk.nonzero(lp >= 0)
-        pos, parts = lp[here], [f[here] for f in fields]
-        eix = sel[p][here] if spec.result == "edge" else None  # local edge of each entry (-1: another rank's)
+        pos, parts = lp, fields
+        eix = sel[p] if spec.result == "edge" else None  # local edge of each entry (-1: another rank's)
+        if len(here) < len(K):
+            pos, parts = lp[here], [f[here] for f in fields]
+            eix = eix[here] if eix is not None else None
         if self.comm.size > 1:
             away = bk.nonzero(lp < 0)
             ukeys, sent = self._combine(spec, K[away], [f[away] for f in fields])
