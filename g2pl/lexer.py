@@ -6,7 +6,7 @@ Token classes follow docs/language.md ("Lexical rules"):
 
 =====================================================  ==========================
 keywords (procedure function while if then else       Keyword
-return in nvals outnvals)
+return in nvals outnvals; `by` after `]`)
 V E empty emptyE id Weight                             Name.Builtin
 true false inf                                         Keyword.Constant
 aggregations, only when followed by `[`                Keyword.Pseudo
@@ -76,6 +76,7 @@ class G2PLLexer(RegexLexer):
             # `: type` in parameters and annotated assignments (not `c ? a : int(x)`)
             (r"(:)(\s*)", bygroups(Punctuation, Whitespace), "after_colon"),
             (words(KEYWORDS, prefix=r"\b", suffix=r"\b"), Keyword),
+            (r"(\])(\s*)(by)\b", bygroups(Punctuation, Whitespace, Keyword)),  # a keyed aggregation's `by`
             (words(AGGREGATIONS, prefix=r"\b", suffix=r"(?=\s*\[)"), Keyword.Pseudo),
             (words(BUILTIN_FUNCTIONS, prefix=r"\b", suffix=r"(?=\s*\()"), Name.Builtin),
             (words(CONSTANTS, prefix=r"\b", suffix=r"\b"), Keyword.Constant),

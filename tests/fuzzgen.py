@@ -8,7 +8,9 @@ Three parts, used by `tests/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py
   global, neighbourhood (`nvals`, `outnvals`, `(u, e) <- nvals v`) and edge aggregations;
   common-neighbour aggregations in edge comprehensions (`w <- nvals u, w in nvals v`,
   `(w, f) <- outnvals u, (w, g) <- nvals v`, heads and filters over u, v, w, e, f, g);
-  nested comprehensions; macro functions; remote reads `G[p]`; `rand()`; `if`/`else`; `while`
+  nested comprehensions; keyed aggregations `AGG [ ... ] by KEY` / `by [K1, K2]` (keys that are
+  bare binders, vids, or ints that mostly name no vertex), argmin/argmax payloads `[value, payload]`
+  and edge-valued argmin/argmax (edge sets); macro functions; remote reads `G[p]`; `rand()`; `if`/`else`; `while`
   loops whose trip count is bounded by a counter (`i < K`, K <= 4); a multi-value `return`.
   Values are kept deterministic for any evaluation order: no float `sum`/`avg` results (floats
   only through elementwise operations and `min`/`max`), no NaN (no `0/0`, `inf - inf`,
@@ -379,6 +381,8 @@ class ProgramGenerator:
         return self.gen(ctx, kind, elem, d - 1)
 
     def g_bool(self, ctx: Ctx, kind: str, d: int) -> str | None:
+        if kind in ("vertex", "edge") and ctx.dom == "T" and not self.macro_mode and self.chance(0.06):
+            return self.keyed(kind, "bool", d)
         r = self.rng.random()
         if r < 0.25:  # comparison of numbers
             a, b = self.operand_kinds(kind, 2)
@@ -433,6 +437,8 @@ class ProgramGenerator:
         return self.call_fn(ctx, kind, "bool", d)
 
     def g_int(self, ctx: Ctx, kind: str, d: int) -> str | None:
+        if kind in ("vertex", "edge") and ctx.dom == "T" and not self.macro_mode and self.chance(0.06):
+            return self.keyed(kind, "int", d)
         r = self.rng.random()
         if r < 0.30:
             a, b = self.operand_kinds(kind, 2)
@@ -482,6 +488,8 @@ class ProgramGenerator:
 
     def g_float(self, ctx: Ctx, kind: str, d: int) -> str | None:
         # Invariant: never NaN, never -inf (see the module docstring).
+        if kind in ("vertex", "edge") and ctx.dom == "T" and not self.macro_mode and self.chance(0.06):
+            return self.keyed(kind, "float", d)
         r = self.rng.random()
         if r < 0.20:
             a, b = self.operand_kinds(kind, 2)
@@ -519,6 +527,8 @@ class ProgramGenerator:
 
     def g_vid(self, ctx: Ctx, kind: str, d: int) -> str | None:
         # Invariant: a vid is a vertex's original ID or -1 (so remote reads stay in range).
+        if kind in ("vertex", "edge") and ctx.dom == "T" and not self.macro_mode and self.chance(0.06):
+            return self.keyed(kind, "vid", d)
         r = self.rng.random()
         if r < 0.20:
             if self.chance(0.3):
@@ -755,6 +765,51 @@ class ProgramGenerator:
             g, inner = self.vctx(d)
         head = f"({self.gen(inner, 'local', self.pick(['int', 'vid']), d - 1)} % {self.pick(['3', '4'])})"
         return f"(avg [ {head} | {self.quals(g, inner, d)} ] {self.pick(['<', '>=', '>'])} {self.pick(['1.0', '0.5'])})"
+
+    # ---- keyed aggregations and argmin/argmax winners
+
+    def key(self, ctx: Ctx, d: int) -> str:
+        """A key naming a vertex by ID: a bare vertex binder, a vid expression, or now and then an
+        int that is mostly no vertex (dropped)."""
+        binders = [b.name for b in ctx.vbinders]
+        r = self.rng.random()
+        if r < 0.35 and binders:
+            return self.pick(binders)
+        if r < 0.45:
+            return f"({self.gen(ctx, 'local', 'vid', d - 1)} + {self.pick(['1', '2'])})"
+        k = self.gen(ctx, "local", "vid", d - 1)
+        return k if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\[[A-Za-z0-9_#]+\])?", k) else f"({k})"
+
+    def keyed(self, kind: str, elem: str, d: int) -> str | None:
+        """`AGG [ head | ... ] by KEY` (a vertex graph), `argmin [[value, payload] | ...] by KEY`, or
+        an edge argmin/argmax (the winning edges: an edge set)."""
+        arg = self.pick(["argmin", "argmax"])
+        if kind == "edge":
+            if elem != "bool":
+                return None
+            g, inner = self.ectx(d)
+            head = self.gen(inner, "local", self.pick(["int", "float", "vid"]), d - 1)
+            by = ""
+            if self.chance(0.7):
+                keys = [self.key(inner, d) for _ in range(self.rng.choice([1, 1, 2]))]
+                by = " by " + (keys[0] if len(keys) == 1 else f"[{', '.join(keys)}]")
+            return f"({arg} [ {head} | {self.quals(g, inner, d)} ]{by})"
+        g, inner = self.vctx(d) if self.chance(0.6) else self.ectx(d)
+        vgen = inner.dom == "V"
+        keys = [self.key(inner, d) for _ in range(self.rng.choice([1, 1, 1, 2]))]
+        by = keys[0] if len(keys) == 1 else f"[{', '.join(keys)}]"
+        if self.chance(0.25):  # a payload read at the winner
+            head = self.gen(inner, "local", self.pick(["int", "float", "vid"]), d - 1)
+            payload = self.gen(inner, "local", elem, d - 1)
+            return f"({arg} [ [{head}, {payload}] | {self.quals(g, inner, d)} ] by {by})"
+        body = self.agg_body(inner, elem, d, vgen)
+        if body is None:
+            return None
+        op, head = body
+        if elem == "vid" and op in ("argmin", "argmax") and not vgen:
+            op = self.pick(["min", "max"])
+            head = self.gen(inner, "local", "vid", d - 1)
+        return self.wrap_agg(op, elem, f"({op} [ {head} | {self.quals(g, inner, d)} ] by {by})")
 
     # ---- functions
 
@@ -1900,7 +1955,11 @@ class Reference:
             return self.common(e, gens, ctx)
         if e.op == "union":
             return self.union(e, ctx)
+        if e.keys or e.is_list:
+            return self.keyed(e, ctx)
         _, inner, mask, kind = self.qualified(e.quals, ctx)
+        if kind == "edge" and e.op in ("argmin", "argmax"):
+            return self.keyed(e, ctx, (inner, mask, kind))
         h = self.ev(e.heads[0], inner)
         data = np.broadcast_to(np.asarray(h.data), (inner.size,))
         sel = np.ones(inner.size, bool) if mask is None else mask
@@ -2002,6 +2061,79 @@ class Reference:
         if out_elem is None:
             out_elem, _ = self.reduce(e.op, np.zeros(0, _NPT[elem]), elem, np.zeros(0, np.int64))
         return RV("local", out_elem, np.array(res, dtype=_NPT[out_elem]))
+
+    def keyed(self, e, ctx, pre=None):
+        """`AGG [ ... ] by KEY`, argmin/argmax with a payload, edge argmin/argmax: grouped directly
+        (a Python loop over the groups), written from the language reference."""
+        from g2pl.compiler import ast as A
+
+        inner, mask, kind = pre if pre is not None else self.qualified(e.quals, ctx)[1:]
+        size = inner.size
+        sel = np.flatnonzero(np.ones(size, bool) if mask is None else mask)
+        if kind == "vertex":
+            t1, t2 = self.ids[inner.binders[inner.centre].idx], np.zeros(size, np.int64)
+        else:
+            t1, t2 = self.ids[np.asarray(self.g.src, np.int64)], self.ids[np.asarray(self.g.dst, np.int64)]
+
+        def per_element(x) -> np.ndarray:
+            return np.broadcast_to(np.asarray(self.ev(x, inner).data), (size,))
+
+        h = None if e.op == "count" else self.ev(e.heads[0], inner)
+        vals = np.ones(size, np.int64) if h is None else per_element(e.heads[0])
+        payload = per_element(e.heads[1]) if e.is_list else None
+        keys = []
+        for k in e.keys:
+            if isinstance(k, A.Name) and k.id in inner.binders and inner.binders[k.id].ekind == "vertex":
+                keys.append(self.ids[inner.binders[k.id].idx])
+            else:
+                keys.append(np.broadcast_to(np.asarray(self.ev(k, inner).data, np.int64), (size,)))
+        arg = e.op in ("argmin", "argmax")
+
+        def winner(members: list[int]) -> int | None:
+            cand = [i for i in members if not (vals.dtype.kind == "f" and math.isnan(vals[i]))]
+            if not cand:
+                return None
+            sign = 1 if e.op == "argmin" else -1
+            return min(cand, key=lambda i: (sign * float(vals[i]) if vals.dtype.kind == "f" else sign * int(vals[i]),
+                                            int(t1[i]), int(t2[i])))
+
+        if not keys:  # one group: an edge set (edge argmin) or a payload scalar
+            w = winner(list(sel))
+            if payload is None:
+                out = np.zeros(self.m, bool)
+                if w is not None:
+                    out[w] = True
+                return RV("edge", "bool", out)
+            pe = self.ev(e.heads[1], inner).elem
+            return RV("scalar", pe, _NPT[pe](_DEF[pe] if w is None else payload[w]))
+        groups: dict[int, list[int]] = {}
+        for i in sel:
+            for kv in dict.fromkeys(int(k[i]) for k in keys):
+                if kv != -1:
+                    groups.setdefault(kv, []).append(int(i))
+        pos = {int(v): i for i, v in enumerate(self.ids)}
+        if arg and payload is None and kind == "edge":
+            out = np.zeros(self.m, bool)
+            for kv, members in groups.items():
+                w = winner(members)
+                if kv in pos and w is not None:
+                    out[w] = True
+            return RV("edge", "bool", out)
+        if arg:
+            pe = "vid" if payload is None else self.ev(e.heads[1], inner).elem
+            out = np.full(self.n, _DEF[pe], _NPT[pe])
+            for kv, members in groups.items():
+                w = winner(members)
+                if kv in pos and w is not None:
+                    out[pos[kv]] = t1[w] if payload is None else payload[w]
+            return RV("vertex", pe, out)
+        elem = "int" if (h is None or h.elem == "bool" and e.op == "sum") else h.elem
+        res_elem, _ = self.reduce(e.op, np.zeros(0, _NPT[elem]), elem, None)
+        out = np.array([self.reduce(e.op, np.zeros(0, _NPT[elem]), elem, None)[1]] * self.n, _NPT[res_elem])
+        for kv, members in groups.items():
+            if kv in pos:
+                out[pos[kv]] = self.reduce(e.op, vals[members].astype(_NPT[elem]), elem, None)[1]
+        return RV("vertex", res_elem, out)
 
     def union(self, e, ctx):
         from g2pl.compiler import ast as A

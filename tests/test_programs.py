@@ -44,7 +44,8 @@ from g2pl.graph import load_graph
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM_DIR = ROOT / "programs"
 TESTED = {"bfs", "sssp", "pagerank", "cc", "pjcc", "kcore", "mis", "matching", "densest",
-          "scc", "wcc", "hits", "widest", "bipartite", "coloring", "triangles", "ktruss", "lpa"}
+          "scc", "wcc", "hits", "widest", "bipartite", "coloring", "triangles", "ktruss", "lpa",
+          "mst", "bfs_parent", "brandes"}
 
 # (seed, number of vertices): three graphs of different sizes for every program.
 GRAPHS = [(101, 300), (202, 900), (303, 2500)]

@@ -18,10 +18,10 @@ RUNTIME = ROOT / "g2pl" / "runtime"
 PROGRAMS = sorted((ROOT / "programs").glob("*.g2pl"))
 
 VERBS = {"vmap", "nbr_combine", "endpoints", "mark", "aggregate", "remote_request", "remote_reply", "rand",
-         "barrier", "collect", "resume", "checkpoint", "common"}
+         "barrier", "collect", "resume", "checkpoint", "common", "keyed"}
 DATA = {"xp", "ops", "ids", "src_ids", "dst_ids", "ext_ids", "weight"}
 VERB_MODULES = ("engine.py", "neighbourhood.py", "edges.py", "transport.py", "remote.py", "adjacency.py", "stats.py",
-                "common.py")
+                "common.py", "keyed.py")
 
 
 @pytest.mark.parametrize("opt", [0, 1, 2])

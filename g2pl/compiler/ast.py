@@ -125,13 +125,15 @@ class SetComp(Expr):
 
 @dataclass(frozen=True)
 class Agg(Expr):
-    """`op [ head | qualifiers ]`; `heads` has several items for `union [[u, v] | ...]`."""
+    """`op [ head | qualifiers ]`; `heads` has several items for `union [[u, v] | ...]` and
+    `argmin [[value, payload] | ...]`; `keys` (read in the qualifiers' scope) for `... by KEY`."""
 
     op: str
     heads: tuple[Expr, ...]
     quals: tuple[Qualifier, ...]
     op_span: Span
     is_list: bool = False
+    keys: tuple[Expr, ...] = ()
 
 
 # ---------------------------------------------------------------- statements
@@ -300,5 +302,8 @@ def show(e: Expr | NvalsSource | Qualifier) -> str:
         head = ", ".join(show(h) for h in e.heads)
         if e.is_list:
             head = f"[{head}]"
-        return f"{e.op} [ {head} | " + ", ".join(show(q) for q in e.quals) + " ]"
+        by = ""
+        if e.keys:
+            by = " by " + (show(e.keys[0]) if len(e.keys) == 1 else "[" + ", ".join(show(k) for k in e.keys) + "]")
+        return f"{e.op} [ {head} | " + ", ".join(show(q) for q in e.quals) + " ]" + by
     raise TypeError(f"cannot show {type(e).__name__}")

@@ -391,7 +391,17 @@ class CodeGen:
             return self._aggregate(x)
         if kind == "common":
             return self._common(x)
+        if kind == "keyed":
+            return self._keyed(x)
         return self._remote(x)
+
+    def _keyed(self, x: Exch) -> list[str]:
+        """One `rt.keyed` call: the keys, value, payload and filter per element of the domain."""
+        i = x.instr
+        keys = "".join(self.ex(k, i.dom) + ", " for k in i.keys)
+        payload = "" if i.payload is None else f", payload={self.ex(i.payload, i.dom)}"
+        return [f"{pyname(i.target)} = rt.keyed(X{x.spec.id}, ({keys}), {self.ex(i.value, i.dom)}, "
+                f"{self.ex(i.mask, i.dom)}{payload})  # {_comment(i.describe())}"]
 
     def broadcast_name(self, b: Broadcast) -> str:
         """Module constant of a naive broadcast record (one per distinct record)."""

@@ -66,6 +66,8 @@ def exchange_cost(x: Exch, plan: Plan) -> str:
         return (f"neighbour lists of mirrored vertices, {per} B per entry (ID"
                 + "".join(f", {n}" for n, _e in x.spec.edge_fields) + "), once"
                 + (f"; ghost values {vf} packed" if vf else ""))
+    if isinstance(i, ir.KeyedReduce):
+        return "one record per (rank, key), to the key's owner rank"
     return ""
 
 

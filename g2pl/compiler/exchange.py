@@ -22,7 +22,7 @@ from g2pl.compiler import ir
 #: records: the program's whole record once per mirror (ghost) vertex;
 #: packed: only the spec's fields, once per mirror, bool fields as bits
 Transport = Literal["entries", "records", "packed"]
-Kind = Literal["nbr", "endpoint", "aggregate", "remote_read", "remote_mark", "common"]
+Kind = Literal["nbr", "endpoint", "aggregate", "remote_read", "remote_mark", "common", "keyed"]
 Policy = Literal["pull", "push-pull"]
 Field = tuple[str, str]  # (name, element type)
 
@@ -57,6 +57,9 @@ class Spec:
     sent: bool = False  # endpoint: each value sent only along the edges where the reading condition holds
     known: str = ""  # nbr: senders send only to receivers in their kept copy (this variable) of a set (receivers)
     delta: bool = False  # endpoint: only values changed since the last run are sent; receivers keep copies (delta)
+    result: str = ""  # keyed: vertex (a value per key), edge (the winning edges) or scalar
+    nkeys: int = 0  # keyed: keys per element (0: one group)
+    payload: bool = False  # keyed argmin/argmax: the result is a payload read at the winner
 
     def record_bytes(self) -> int:
         return sum(ir.ELEM_SIZE[e] for _n, e in self.record)
@@ -70,6 +73,11 @@ class Spec:
             return (f"each mirror's neighbour list, {which} ({'8-byte IDs' + (' with ' + fl if fl else '')} per "
                     "entry), to the ranks holding it, once" + (f"; ghost values {vf} packed" if vf else "")
                     + "; triangles listed in degree order")
+        if self.kind == "keyed":
+            out = "combined per key at the sender, one record per key to its owner rank"
+            if not self.nkeys:
+                out = "each rank's winner to every rank"
+            return out + ("; the winning edges to their endpoints' ranks" if self.result == "edge" else "")
         if self.kind in ("aggregate", "remote_read", "remote_mark"):
             return {"aggregate": "one partial per rank, combined at the barrier",
                     "remote_read": "requests to the owner ranks, one reply per request",
@@ -149,6 +157,9 @@ def baseline(k: int, i: ir.Instr, record: tuple[Field, ...]) -> Spec:
     if isinstance(i, ir.CommonReduce):
         vf, ef = common_fields(i)
         return Spec(k, "common", transport="packed", fields=vf, op=i.op, elem=i.elem, edge_fields=ef, outs=i.outs)
+    if isinstance(i, ir.KeyedReduce):
+        return Spec(k, "keyed", op=i.op, elem=i.elem, dom=i.dom, result=i.result, nkeys=len(i.keys),
+                    payload=i.payload is not None)
     assert isinstance(i, ir.RemoteMark), i
     return Spec(k, "remote_mark", dom=i.dom)
 

@@ -116,6 +116,7 @@ _KINDS = {  # exchange instruction -> (singular, plural)
     ir.RemoteRead: ("remote read", "remote reads"),
     ir.RemoteMark: ("remote mark", "remote marks"),
     ir.CommonReduce: ("common-neighbour aggregation", "common-neighbour aggregations"),
+    ir.KeyedReduce: ("keyed aggregation", "keyed aggregations"),
 }
 
 
@@ -155,6 +156,8 @@ def _what(x: Exch, plan: Plan) -> str:
         return f"{i.target} = {i.var}[{ir.show_ex(i.index)}]"
     if isinstance(i, ir.RemoteMark):
         return f"{i.target} = vertices with ID {ir.show_ex(i.index)}"
+    if isinstance(i, ir.KeyedReduce):
+        return f"{i.target} = {i.describe()}"
     return ir.show_instr(i)
 
 

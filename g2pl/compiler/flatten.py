@@ -106,6 +106,9 @@ class _Flattener:
             return dataclasses.replace(i, index=self.top(i.index, i.dom))
         if isinstance(i, ir.RemoteMark):
             return dataclasses.replace(i, index=self.top(i.index, i.dom), mask=self.top(i.mask, i.dom))
+        if isinstance(i, ir.KeyedReduce):
+            return dataclasses.replace(i, value=self.top(i.value, i.dom), payload=self.top(i.payload, i.dom),
+                                       mask=self.top(i.mask, i.dom), keys=tuple(self.top(k, i.dom) for k in i.keys))
         return i
 
     def block(self, instrs) -> tuple[ir.Instr, ...]:

@@ -63,7 +63,8 @@ def rename_bound(e: A.Expr, mapping: dict[str, str] | None = None) -> A.Expr:
         return A.SetComp(e.span, rename_bound(e.head, m), quals)
     if isinstance(e, A.Agg):
         quals, m = _rename_quals(e.quals, e.heads, mapping)
-        return A.Agg(e.span, e.op, tuple(rename_bound(h, m) for h in e.heads), quals, e.op_span, e.is_list)
+        return A.Agg(e.span, e.op, tuple(rename_bound(h, m) for h in e.heads), quals, e.op_span, e.is_list,
+                     tuple(rename_bound(k, m) for k in e.keys))
     if isinstance(e, A.InNvals):  # nested in an expression: refused when lowered
         return e
     raise TypeError(type(e).__name__)
@@ -104,7 +105,8 @@ def substitute(e: A.Expr, env: dict[str, A.Expr]) -> A.Expr:
                 quals.append(A.Filter(substitute(q.expr, env), q.span))
         if isinstance(e, A.SetComp):
             return A.SetComp(e.span, substitute(e.head, env), tuple(quals))
-        return A.Agg(e.span, e.op, tuple(substitute(h, env) for h in e.heads), tuple(quals), e.op_span, e.is_list)
+        return A.Agg(e.span, e.op, tuple(substitute(h, env) for h in e.heads), tuple(quals), e.op_span, e.is_list,
+                     tuple(substitute(k, env) for k in e.keys))
     if isinstance(e, A.InNvals):  # nested in an expression: refused when lowered
         return e
     raise TypeError(type(e).__name__)

@@ -10,7 +10,7 @@ Two layers:
   adjacency entry).
 * **Instructions**: `Compute` (local, no communication) and *exchanges*
   (`NbrReduce`, `GlobalReduce`, `EndpointExchange`, `RemoteRead`,
-  `RemoteMark`), each of which ends a superstep at -O0; plus structured
+  `RemoteMark`, `KeyedReduce`), each of which ends a superstep at -O0; plus structured
   control flow (`WhileI`, `IfI`, `ReturnI`) whose conditions are scalars.
 
 Every node carries the source `Span` it came from, and every instruction the
@@ -174,7 +174,7 @@ def has_rand(e: Ex | None) -> bool:
 def calls_rand(i: Instr) -> bool:
     """Does instruction `i` draw random numbers? Each evaluation of a rand() site advances its
     stream, so a pass may neither duplicate it nor run it on a path that did not run it before."""
-    return any(isinstance(v, Ex) and has_rand(v) for v in vars(i).values())
+    return any(isinstance(x, Ex) and has_rand(x) for v in vars(i).values() for x in (v if isinstance(v, tuple) else (v,)))
 
 
 def conjuncts(e: Ex | None) -> list[Ex]:
@@ -444,6 +444,50 @@ class RemoteMark(Instr):
 
 
 @dataclass(frozen=True)
+class KeyedReduce(Instr):
+    """Keyed aggregation (`AGG [ head | ... ] by KEY`): `op` of `value` over the elements of `dom`
+    where `mask` holds, grouped by the vertex whose original ID each key names; the remote-write
+    counterpart of `RemoteRead`.  Each element goes to every distinct key of `keys` (vid expressions;
+    -1 and IDs that are no vertex are dropped).  With no keys, one group: the whole domain.
+
+    `result` says what the target is: `vertex` (one value per key vertex, the aggregation's empty
+    value where nothing arrived), `edge` (argmin/argmax over edges: the edge set of the winners) or
+    `scalar` (argmin/argmax with a payload and no key).  argmin/argmax pick the element with the
+    least/greatest value, ties to the smaller (u, v) original IDs for edges, the smaller ID for
+    vertices; the result is the winner's ID (vertices), the winner itself (edges), or `payload`
+    evaluated at the winner (`argmin [[value, payload] | ...]`).  One exchange: combined per key at
+    the sender, one record per key to its owner rank.
+    """
+
+    target: str
+    op: AggOp
+    dom: ElemDom
+    keys: tuple[Ex, ...]
+    value: Ex
+    payload: Ex | None
+    mask: Ex | None
+    elem: Elem  # the target's element type
+    result: Kind
+    exchange = True
+
+    def defs(self) -> tuple[str, ...]:
+        return (self.target,)
+
+    def uses(self) -> set[str]:
+        out = reads(self.value) | reads(self.payload) | reads(self.mask)
+        for k in self.keys:
+            out |= reads(k)
+        return out
+
+    def describe(self) -> str:
+        """`min of W by C, C2`: the aggregation in words (plans, logs, comments)."""
+        what = show_ex(self.value) if self.payload is None else f"[{show_ex(self.value)}, {show_ex(self.payload)}]"
+        by = f" by {', '.join(show_ex(k) for k in self.keys)}" if self.keys else ""
+        mask = f" where {show_ex(self.mask)}" if self.mask is not None else ""
+        return f"{self.op} over {self.dom} of {what}{by}{mask}"
+
+
+@dataclass(frozen=True)
 class WhileI(Instr):
     cond_pre: tuple[Instr, ...]
     cond: Ex
@@ -563,6 +607,8 @@ def show_instr(i: Instr) -> str:
     if isinstance(i, RemoteMark):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
         return f"{i.target} = mark vertices {show_ex(i.index)} from {i.dom}{mask}  (remote write)"
+    if isinstance(i, KeyedReduce):
+        return f"{i.target} = {i.describe()}  (keyed: to the key's owner)"
     if isinstance(i, ReturnI):
         return "return " + ", ".join(f"{v.name}={v.var}" for v in i.values)
     raise TypeError(type(i).__name__)

@@ -18,6 +18,7 @@ from typing import Literal, TypeVar
 from g2pl.compiler import ast as A
 from g2pl.compiler import common, ir
 from g2pl.compiler.inline import display, expand
+from g2pl.compiler.keyed import lower_keyed, wants_keyed
 from g2pl.compiler.limits import INLINE_BUDGET, MAX_EXPR_DEPTH
 from g2pl.compiler.parser import AGG_OPS
 from g2pl.errors import G2PLError, Span
@@ -1052,6 +1053,8 @@ class Lowerer:
         if common.is_common(e):
             return common.lower_common(self, e, ctx)
         g, fs = self.split_quals(e.quals, e.span, f"`{e.op} [ ... ]`")
+        if wants_keyed(e):
+            return lower_keyed(self, e, g, fs, ctx)
         if isinstance(g.source, A.NvalsSource):
             return self.nbr_agg(e, g, fs, ctx)
         if e.op == "union":
@@ -1065,8 +1068,8 @@ class Lowerer:
         else:
             head = self.ex(e.heads[0], inner)
         if kind == "edge":
-            if e.op in ("argmin", "argmax"):
-                raise self.err(f"`{e.op}` returns a vertex, so it needs a generator over vertices", g.span)
+            if e.op in ("argmin", "argmax"):  # the winning edge, as an edge set
+                return lower_keyed(self, e, g, fs, ctx, pre=(inner, mask, kind))
             head_ex, mask = self.finish_edge([head.ex, mask], e.span, need=mask)  # values only where summed
             head = Val(head_ex, head.kind, head.elem)
         elem, value = self.agg_head(e, head, e.heads[0].span)

@@ -168,6 +168,15 @@ class _ToAst(Transformer):
             )
         return A.Agg(_span(meta), base.id, tuple(heads), tuple(quals), base.span, is_list)
 
+    def keyed(self, meta, ch):
+        agg, _by, *keys = ch
+        if not isinstance(agg, A.Agg):
+            raise G2PLError("`by` groups an aggregation: write `AGG [ head | generator, filters ] by KEY`",
+                            span=_span(_by))
+        if agg.keys:
+            raise G2PLError("an aggregation has one `by`; list several keys as `by [K1, K2]`", span=_span(_by))
+        return A.Agg(_span(meta), agg.op, agg.heads, agg.quals, agg.op_span, agg.is_list, tuple(keys))
+
     def index_body(self, meta, ch):
         return ("index", ch[0])
 
@@ -235,7 +244,7 @@ _TOKEN_WORDS = {
     "ANDAND": "`&&`", "EQOP": "`==`/`!=`", "RELOP": "a comparison", "IN": "`in`", "ADDOP": "`+`/`-`",
     "MULOP": "`*`/`/`/`%`", "DIFF": "`\\`", "UNOP": "`!`", "WHILE": "`while`", "IF": "`if`", "THEN": "`then`",
     "ELSE": "`else`", "RETURN": "`return`", "NVALS": "`nvals`", "OUTNVALS": "`outnvals`",
-    "PROCEDURE": "`procedure`", "FUNCTION": "`function`", "$END": "end of file", "LESSTHAN": "`<`",
+    "PROCEDURE": "`procedure`", "BY": "`by`", "FUNCTION": "`function`", "$END": "end of file", "LESSTHAN": "`<`",
     "MORETHAN": "`>`",
 }
 

@@ -369,6 +369,8 @@ def describe_exchange(x: Exch, proc: ir.ProcIR) -> str:
         return f"remote-read reply: {i.target} = {i.var}[...]"
     if isinstance(i, ir.RemoteMark):
         return f"remote mark: {i.target} = vertices with ID {ir.show_ex(i.index)}"
+    if isinstance(i, ir.KeyedReduce):
+        return f"keyed aggregation: {i.target} = {i.describe()}"
     return ir.show_instr(i)
 
 

@@ -206,11 +206,30 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool =
         _target(i.target, "vertex", vars_, where, "bool")
         _check_ex(i.index, i.dom, vars_, where)
         _check_ex(i.mask, i.dom, vars_, where, bool_=True)
+    elif isinstance(i, ir.KeyedReduce):
+        _check_keyed(i, vars_, where)
     elif isinstance(i, ir.MarkEndpoints):
         _target(i.target, "vertex", vars_, where, "bool")
         _check_ex(i.mask, "E", vars_, where, bool_=True)
         if not i.sides or not set(i.sides) <= {"src", "dst"}:
             raise PlanError(f"{where}: endpoint sides {i.sides}")
+
+
+def _check_keyed(i: ir.KeyedReduce, vars_: dict[str, ir.Ty], where: str) -> None:
+    """A keyed aggregation: vid keys, and a result kind its form allows (an edge set: the winners of an
+    argmin/argmax over edges; a scalar: a payload argmin/argmax without keys; else one value per key)."""
+    _target(i.target, i.result, vars_, where, i.elem)
+    for x in (i.value, i.payload, *i.keys):
+        _check_ex(x, i.dom, vars_, where)
+    _check_ex(i.mask, i.dom, vars_, where, bool_=True)
+    if any(k.elem not in ("vid", "int") for k in i.keys):
+        raise PlanError(f"{where}: a key is not a vid")
+    arg = i.op in ("argmin", "argmax")
+    want = ("edge" if i.dom == "E" and arg and i.payload is None else "vertex" if i.keys else "scalar")
+    if i.result != want or (i.payload is not None and not arg) or (not i.keys and not arg):
+        raise PlanError(f"{where}: a keyed {i.op} over {i.dom} with {len(i.keys)} keys makes {i.result}")
+    if i.payload is not None and i.payload.elem != i.elem:
+        raise PlanError(f"{where}: payload {i.payload.elem}, target {i.elem}")
 
 
 def _check_endpoints(i: ir.EndpointExchange, vars_: dict[str, ir.Ty], where: str, prune: bool) -> None:
@@ -260,7 +279,8 @@ def _check_spec(x: Exch, where: str) -> None:
     if sp is None:
         raise PlanError(f"{where}: exchange {ir.show_instr(i)} has no spec")
     want = {ir.NbrReduce: "nbr", ir.EndpointExchange: "endpoint", ir.GlobalReduce: "aggregate",
-            ir.RemoteRead: "remote_read", ir.RemoteMark: "remote_mark", ir.CommonReduce: "common"}[type(i)]
+            ir.RemoteRead: "remote_read", ir.RemoteMark: "remote_mark", ir.CommonReduce: "common",
+            ir.KeyedReduce: "keyed"}[type(i)]
     bad = [] if sp.kind == want else [f"kind {sp.kind}, not {want}"]
     if isinstance(i, ir.NbrReduce):
         bad += [what for what, ok in (
@@ -286,6 +306,9 @@ def _check_spec(x: Exch, where: str) -> None:
             ("fields", (sp.fields, sp.edge_fields) == (vf, ef)),
             ("need", not sp.need or i.within is not None),
             ("op/elem/outs", (sp.op, sp.elem, sp.outs) == (i.op, i.elem, i.outs))) if not ok]
+    if isinstance(i, ir.KeyedReduce):
+        bad += [] if (sp.op, sp.elem, sp.dom, sp.result, sp.nkeys, sp.payload) == (
+            i.op, i.elem, i.dom, i.result, len(i.keys), i.payload is not None) else ["op/elem/dom/result/keys"]
     if sp.transport != "packed" and sp.kind in ("nbr", "endpoint") and not sp.record and sp.fields:
         bad.append("a record transport without the program record")
     if bad:

@@ -7,6 +7,7 @@
     mark          the vertex set named by edges' endpoints or by IDs (remote mark)
     aggregate     a global aggregation, combined at the barrier
     remote_request, remote_reply    a remote read, over two supersteps
+    keyed         a keyed aggregation: values combined at the vertices keys name (keyed.py)
     rand          the counter-based random numbers of one call site
     barrier       the end of a superstep: aggregators, statistics, limits
     collect       a returned value, whole, on rank 0
@@ -37,6 +38,7 @@ from g2pl.runtime.checkpoint_schema import encode_runtime
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.common import Common
 from g2pl.runtime.edges import Edges, Members
+from g2pl.runtime.keyed import Keyed
 from g2pl.runtime.neighbourhood import Neighbourhood
 from g2pl.runtime.numpy_backend import NumPyBackend
 from g2pl.runtime.partials import merge_mode
@@ -92,6 +94,7 @@ class Runtime:
         self.edges = Edges(bk, lg, self.transport, self.members, self.tally, self.stats)
         self.remote = Remote(bk, lg, self.comm, self.tally)
         self.common_nbrs = Common(bk, lg, self.comm, self.transport, self.tally)
+        self._keyed = Keyed(bk, lg, self.comm, self.tally, lambda: self.src_ids, lambda: self.dst_ids)
         self._aggs: list[tuple] = []
         self._modes: dict[int, tuple] = {}  # global `mode`s of this superstep: index in _aggs -> histogram
         self._fail_at = _fault_injection()
@@ -235,6 +238,11 @@ class Runtime:
 
     def remote_reply(self, spec: Spec, arr, rq: RemoteRequest):
         return self.remote.reply(arr, rq, spec.elem, DEFAULTS[spec.elem])
+
+    def keyed(self, spec: Spec, keys: tuple, value, mask, payload=None):
+        """A keyed aggregation: `value` (where `mask` holds) combined at the vertex each of `keys`
+        names, or the argmin/argmax winners the spec asks for (see keyed.py)."""
+        return self._keyed.run(spec, keys, value, mask, payload)
 
     def rand(self, site: int, dom: str, entries=None):
         """Uniform [0, 1) numbers of call site `site`, one per element of `dom` (S, V, E, or the

@@ -118,6 +118,10 @@ class LocalGraph:
         ids = self.ids if self.sorted_ids is None else self.sorted_ids
         if self.n == 0:
             return xp.full(orig.shape, -1, dtype=xp.int64)
+        base = _dense_base(self)
+        if base is not None:  # the owned IDs are base, base + 1, ...: no search
+            pos = orig - base
+            return xp.where((pos >= 0) & (pos < self.n), pos, -1)
         pos = xp.minimum(xp.searchsorted(ids, orig), self.n - 1)
         ok = ids[pos] == orig
         if self.sorted_to_local is not None:
@@ -136,6 +140,18 @@ class LocalGraph:
         """Rank that would own each original ID (by ID range)."""
         xp = self.xp
         return xp.maximum(xp.searchsorted(self.first_ids, xp.asarray(orig, dtype=xp.int64), side="right") - 1, 0)
+
+
+def _dense_base(lg: LocalGraph) -> int | None:
+    """The first owned ID if a host part's owned IDs (in ID order) are one contiguous range (generated
+    graphs), else None; worked out once per part (device parts search: no extra device reads)."""
+    c = lg.cache
+    if "dense_base" not in c.__dict__:
+        ids = lg.ids
+        dense = (isinstance(ids, np.ndarray) and lg.sorted_to_local is None and lg.n > 0
+                 and int(ids[-1]) - int(ids[0]) == lg.n - 1)
+        c.__dict__["dense_base"] = int(ids[0]) if dense else None
+    return c.__dict__["dense_base"]
 
 
 def _degrees(graph, lo: int = 0, hi: int | None = None) -> np.ndarray:

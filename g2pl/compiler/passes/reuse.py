@@ -52,6 +52,9 @@ def instr_key(i: ir.Instr) -> Any:
         return ("read", i.var, i.dom, ex_key(i.index), i.elem)
     if isinstance(i, ir.RemoteMark):
         return ("mark", i.dom, ex_key(i.index), ex_key(i.mask))
+    if isinstance(i, ir.KeyedReduce):
+        return ("keyed", i.op, i.dom, tuple(ex_key(k) for k in i.keys), ex_key(i.value), ex_key(i.payload),
+                ex_key(i.mask), i.elem, i.result)
     return None
 
 
