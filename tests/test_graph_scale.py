@@ -348,3 +348,53 @@ def test_build_graph_leaves_its_inputs_alone(dtype):
     u0, v0 = u.copy(), v.copy()
     build_graph(u, v, None, directed=False, name="x")
     assert np.array_equal(u, u0) and np.array_equal(v, v0)
+
+
+def test_kronecker_bits_match_a_direct_per_level_draw() -> None:
+    """The vectorized bit gathering equals the plain rule: per edge and level one 32-bit uniform r,
+    row bit = r >= A+B (quadrant C or D), column bit = quadrant B or D; then the label permutation."""
+    from g2pl.graph import generators as gen
+
+    for scale, ef, seed in [(1, 1, 0), (5, 3, 1), (9, 2, 7), (12, 1, 3)]:
+        u, v = gen.kronecker_edges(scale, ef, np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        n, m = 1 << scale, ef << scale
+        t = [int(x * 2**32) for x in (gen.KRON_A, gen.KRON_A + gen.KRON_B, gen.KRON_A + gen.KRON_B + gen.KRON_C)]
+        chunk = 1 << 16
+        ru, rv = [], []
+        for start in range(0, m, chunk):
+            k = min(chunk, m - start)
+            draws = rng.bit_generator.random_raw((scale * k + 1) // 2).view(np.uint32)[: scale * k]
+            for e in range(k):
+                a = b = 0
+                for lvl in range(scale):
+                    r = int(draws[e * scale + lvl])
+                    quadrant = (r >= t[0]) + (r >= t[1]) + (r >= t[2])  # 0 A, 1 B, 2 C, 3 D
+                    a |= (quadrant >= 2) << lvl
+                    b |= (quadrant in (1, 3)) << lvl
+                ru.append(a)
+                rv.append(b)
+        perm = rng.permutation(n)
+        assert np.array_equal(u, perm[ru]) and np.array_equal(v, perm[rv]), (scale, ef, seed)
+
+
+def test_undirected_csr_rows_in_chunks_match_a_sorted_reference(monkeypatch) -> None:
+    """_csr fills each row's two blocks a chunk of rows at a time; tiny chunks (down to one row) give
+    the same arrays as sorting all 2m (row, neighbour) entries."""
+    from g2pl.graph import graph as gg
+
+    rng = np.random.default_rng(11)
+    for trial in range(120):
+        n = int(rng.integers(1, 50))
+        a, b = rng.integers(0, n, 200), rng.integers(0, n, 200)
+        key = np.unique(np.minimum(a, b) * n + np.maximum(a, b))
+        key = key[key // n != key % n]
+        src, dst = (key // n).astype(np.int32), (key % n).astype(np.int32)
+        monkeypatch.setattr(gg, "_CHUNK", int(rng.integers(1, 30)))
+        indptr, nbr, eid, *_ = gg._csr(src, dst, n, directed=False)
+        rows = np.concatenate([src, dst])
+        cols = np.concatenate([dst, src])
+        eids = np.concatenate([np.arange(src.size), np.arange(src.size)])
+        order = np.lexsort((cols, rows))
+        assert np.array_equal(nbr, cols[order]) and np.array_equal(eid, eids[order]), trial
+        assert np.array_equal(indptr, np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]))

@@ -116,16 +116,23 @@ def _rng(seed: int, name: str) -> np.random.Generator:
         raise G2PLError(f"bad seed {seed!r}: {e} (expected a non-negative integer)", file=name) from None
 
 
+_GATHER_BYTES = np.uint64(0x0102040810204080)  # byte i's bit 0 -> bit 56 + i (bytes are 0 or 1)
+
+
 def kronecker_edges(scale: int, edgefactor: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Graph500 Kronecker edge list (2^scale vertices, edgefactor * 2^scale edges).
 
     Each of the SCALE bit levels picks one quadrant of the initiator matrix
     [[A, B], [C, D]] per edge; one uniform per level and edge is the same
     distribution as Graph500's two conditional draws. Uniforms are 32-bit
-    halves of the raw PCG64 output (fastest NumPy route), and the bits of all
-    levels are packed with `packbits` to avoid a per-level pass over the arrays.
-    Finally vertex labels are randomly permuted, as Graph500 does. Endpoints are
-    int32 up to scale 31 (the same values as int64, half the memory).
+    halves of the raw PCG64 output (fastest NumPy route). A level's row bit is
+    "C or D" (r >= A+B) and its column bit "B or D", which is the parity of
+    r >= A, r >= A+B and r >= A+B+C. The bits of all levels (one byte each, in
+    a row padded to whole 8-byte words) are gathered into an integer by one
+    multiplication per word (0x0102040810204080 moves byte i's low bit to bit
+    56 + i), which is twice as fast as `packbits`. Finally vertex labels are
+    randomly permuted, as Graph500 does. Endpoints are int32 up to scale 31
+    (the same values as int64, half the memory).
     """
     n = 1 << scale
     m = edgefactor * n
@@ -136,20 +143,28 @@ def kronecker_edges(scale: int, edgefactor: int, rng: np.random.Generator) -> tu
     u = np.empty(m, dtype=vt)
     v = np.empty(m, dtype=vt)
     chunk = 1 << 16
-    pad = np.zeros((chunk, 8), dtype=np.uint8)  # little-endian bytes of one int64 per edge
+    words = (scale + 7) // 8
+    rows = np.zeros((2, chunk, 8 * words), dtype=np.uint8)  # row and column bits, zero-padded per edge
+    ibit = rows[0, :, :scale].view(bool)
+    jbit = rows[1, :, :scale].view(bool)
+    tmp = np.empty((chunk, scale), dtype=bool)
+    acc = np.empty(chunk, dtype=np.uint64)
     bitgen = rng.bit_generator
     for start in range(0, m, chunk):
         k = min(chunk, m - start)
         draws = scale * k
         r = bitgen.random_raw((draws + 1) // 2).view(np.uint32)[:draws].reshape(k, scale)
-        ibit = r >= t_ab  # quadrant C or D: row bit set
-        jbit = (r >= t_abc) | ((r >= t_a) & ~ibit)  # quadrant B or D: column bit set
-        pu = np.packbits(ibit, axis=1, bitorder="little")
-        nb = pu.shape[1]
-        pad[:k, :nb] = pu
-        u[start : start + k] = pad[:k].view(np.int64)[:, 0]
-        pad[:k, :nb] = np.packbits(jbit, axis=1, bitorder="little")
-        v[start : start + k] = pad[:k].view(np.int64)[:, 0]
+        np.greater_equal(r, t_ab, out=ibit[:k])
+        np.greater_equal(r, t_a, out=jbit[:k])
+        np.greater_equal(r, t_abc, out=tmp[:k])
+        jbit[:k] ^= ibit[:k]
+        jbit[:k] ^= tmp[:k]
+        for side, out in ((0, u), (1, v)):
+            w = rows[side, :k].view(np.uint64)  # (k, words)
+            acc[:k] = 0
+            for b in range(words):
+                acc[:k] |= ((w[:, b] * _GATHER_BYTES) >> np.uint64(56)) << np.uint64(8 * b)
+            out[start : start + k] = acc[:k]
     perm = rng.permutation(n).astype(vt)
     for a in (u, v):  # relabel in place, a chunk at a time (no second edge-sized array)
         for lo in range(0, m, 1 << 22):

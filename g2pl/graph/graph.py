@@ -344,22 +344,34 @@ def _csr(src: np.ndarray, dst: np.ndarray, n: int, directed: bool) -> tuple[np.n
             in_nbr[lo : lo + _CHUNK] = src[by_dst[lo : lo + _CHUNK]]
         return _indptr(deg_in), in_nbr, by_dst, _indptr(deg_out), dst, np.arange(m, dtype=et)
     # Undirected (src < dst): row r = [edges with dst == r, by src] + [edges with src == r, by dst];
-    # the first block's neighbours are < r and the second's > r, so each row comes out sorted.
+    # the first block's neighbours are < r and the second's > r, so each row comes out sorted. Both
+    # blocks are filled in order (by_dst is in dst order, the edges in src order), so a chunk of rows
+    # takes the next entries of each through a boolean mask: sequential stores, no scatter.
     indptr = _indptr(deg_in + deg_out)
-    cout_excl = _indptr(deg_out)[:-1]
-    cin_incl = np.cumsum(deg_in)
-    del deg_in, deg_out
     nbr = np.empty(2 * m, dtype=src.dtype)
     eids = np.empty(2 * m, dtype=et)
-    for lo in range(0, m, _CHUNK):
-        j = np.arange(lo, min(lo + _CHUNK, m), dtype=np.int64)
-        e = by_dst[lo : lo + _CHUNK]
-        pos = j + cout_excl[dst[e]]  # the j-th edge in dst order, at its place in its dst's row
-        nbr[pos] = src[e]
-        eids[pos] = e
-        pos = j + cin_incl[src[lo : lo + _CHUNK]]  # edge j at its place in its src's row
-        nbr[pos] = dst[lo : lo + _CHUNK]
-        eids[pos] = j
+    pattern = np.tile(np.array([True, False]), min(n, _CHUNK))
+    taken_in = taken_out = 0
+    r0 = 0
+    while r0 < n:  # rows [r0, r1) hold about _CHUNK entries (at least one row)
+        r1 = max(r0 + 1, min(n, int(np.searchsorted(indptr, indptr[r0] + _CHUNK, side="right")) - 1, r0 + _CHUNK))
+        lens = np.empty(2 * (r1 - r0), dtype=np.int64)
+        lens[0::2] = deg_in[r0:r1]
+        lens[1::2] = deg_out[r0:r1]
+        first = np.repeat(pattern[: lens.size], lens)
+        lo, hi = int(indptr[r0]), int(indptr[r1])
+        k = int(np.count_nonzero(first))
+        e = by_dst[taken_in : taken_in + k]
+        seg_n, seg_e = nbr[lo:hi], eids[lo:hi]
+        seg_n[first] = src[e]
+        seg_e[first] = e
+        np.logical_not(first, out=first)
+        c = hi - lo - k
+        seg_n[first] = dst[taken_out : taken_out + c]
+        seg_e[first] = np.arange(taken_out, taken_out + c, dtype=et)
+        taken_in += k
+        taken_out += c
+        r0 = r1
     return indptr, nbr, eids, indptr, nbr, eids
 
 
