@@ -60,7 +60,7 @@ class DevicePart(LocalGraph):
         return cupy
 
 
-class CuPyBackend:
+class CuPyBackend(intops.IntOpsMixin):
     """Device arrays; the NumPy backend's answers (ints exact, float sums in another order)."""
 
     name = "cupy"
@@ -99,30 +99,6 @@ class CuPyBackend:
         return a if a.ndim else float(self._item(a))
 
     # integer operations (intops.py): on the device when an operand is a device array, else on the host
-    def mod(self, a, b):
-        return self._int_op("mod", a, b)
-
-    def idiv(self, a, b):
-        return self._int_op("idiv", a, b)
-
-    def bitand(self, a, b):
-        return self._int_op("bitand", a, b)
-
-    def bitor(self, a, b):
-        return self._int_op("bitor", a, b)
-
-    def bitxor(self, a, b):
-        return self._int_op("bitxor", a, b)
-
-    def bitnot(self, a):
-        return self._int_op("bitnot", a)
-
-    def shl(self, a, n):
-        return self._int_op("shl", a, n)
-
-    def shr(self, a, n):
-        return self._int_op("shr", a, n)
-
     def _int_op(self, name: str, *args):
         xp = self.xp
         if any(isinstance(x, xp.ndarray) for x in args):

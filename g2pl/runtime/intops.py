@@ -75,3 +75,35 @@ def shr(xp, a, n):
 OPS = {"idiv": 2, "mod": 2, "bitand": 2, "bitor": 2, "bitxor": 2, "bitnot": 1, "shl": 2, "shr": 2}
 FUNCS = {"idiv": idiv, "mod": mod, "bitand": bitand, "bitor": bitor, "bitxor": bitxor, "bitnot": bitnot,
          "shl": shl, "shr": shr}
+
+
+class IntOpsMixin:
+    """The integer functions as a backend's `ops` methods, each through the backend's `_int_op` (which
+    decides host or device and the scalar type), so every backend names them once."""
+
+    def _int_op(self, name: str, *args):
+        raise NotImplementedError
+
+    def mod(self, a, b):
+        return self._int_op("mod", a, b)
+
+    def idiv(self, a, b):
+        return self._int_op("idiv", a, b)
+
+    def bitand(self, a, b):
+        return self._int_op("bitand", a, b)
+
+    def bitor(self, a, b):
+        return self._int_op("bitor", a, b)
+
+    def bitxor(self, a, b):
+        return self._int_op("bitxor", a, b)
+
+    def bitnot(self, a):
+        return self._int_op("bitnot", a)
+
+    def shl(self, a, n):
+        return self._int_op("shl", a, n)
+
+    def shr(self, a, n):
+        return self._int_op("shr", a, n)

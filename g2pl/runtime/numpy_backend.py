@@ -18,7 +18,7 @@ from g2pl.runtime import kernels as K
 from g2pl.runtime import partials as P
 
 
-class NumPyBackend(AK.HostOps):
+class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
     """Host arrays; every primitive vectorized over whole arrays (no Python loop over elements)."""
 
     name = "numpy"
@@ -41,30 +41,6 @@ class NumPyBackend(AK.HostOps):
         return a if a.ndim else float(a)
 
     # integer operations (intops.py): scalars stay np.int64
-    def mod(self, a, b):
-        return self._int_op("mod", a, b)
-
-    def idiv(self, a, b):
-        return self._int_op("idiv", a, b)
-
-    def bitand(self, a, b):
-        return self._int_op("bitand", a, b)
-
-    def bitor(self, a, b):
-        return self._int_op("bitor", a, b)
-
-    def bitxor(self, a, b):
-        return self._int_op("bitxor", a, b)
-
-    def bitnot(self, a):
-        return self._int_op("bitnot", a)
-
-    def shl(self, a, n):
-        return self._int_op("shl", a, n)
-
-    def shr(self, a, n):
-        return self._int_op("shr", a, n)
-
     @staticmethod
     def _int_op(name: str, *args):
         r = intops.FUNCS[name](np, *args)
