@@ -285,8 +285,8 @@ def test_restricted_view_float_sums_are_bit_identical():
 
 def test_views_from_all_entries_only_for_sender_sets_seen_before():
     """A view costs about two masked passes to make: a sender set few enough gets one only when it is
-    within a set seen before (a shrinking frontier, a repeated set); a set seen once, or one not within
-    the last sets seen, is pulled over all entries with its mask."""
+    within a set seen before (a shrinking frontier, a repeated set) or the set before it served several
+    pulls in a row; otherwise the first time it is pulled over all entries with its mask."""
     g, rt = _runtime("er:400:3000")
     adj = rt.nbr.adj(False)
     rng = np.random.default_rng(5)
@@ -305,6 +305,9 @@ def test_views_from_all_entries_only_for_sender_sets_seen_before():
     assert got.entries < adj.entries and got is not view
     adj.forget_views()
     assert ask(a) is None
+    assert ask(a.copy())[0].entries < adj.entries  # the same set again: within one seen before
+    view, _ = ask(b)  # the last set served two pulls in a row: this one likely does too, a view at once
+    assert view.entries < adj.entries and ask(b.copy())[0] is view
 
 
 def test_constant_weights_view_and_sparse_endpoint_buffers():
