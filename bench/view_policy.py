@@ -38,7 +38,7 @@ NEW_RULE = Adjacency._first_sighting
 
 
 def set_rule(side: str) -> None:
-    Adjacency._first_sighting = NEW_RULE if side == "new" else (lambda self, msk: False)
+    Adjacency._first_sighting = NEW_RULE if side == "new" else (lambda self, msk, reused: False)
 
 
 def args_for(algo: str, g) -> dict:
@@ -46,6 +46,8 @@ def args_for(algo: str, g) -> dict:
         return {"root": int(g.ids[pick_root(g)])}
     if algo == "pagerank":
         return {"iters": 20, "damping": 0.85}
+    if algo == "kcore":
+        return {"k": 8}
     return {}
 
 
