@@ -275,10 +275,39 @@ def test_restricted_view_float_sums_are_bit_identical():
     rng = np.random.default_rng(2)
     v = rng.standard_normal(g.n) * 10.0 ** rng.integers(-5, 5, g.n)
     msk = rng.random(g.n) < 0.2
-    view, masked = adj.restricted(msk, int(np.dot(adj.sender_counts(), msk)), 1.0)
+    work = int(np.dot(adj.sender_counts(), msk))
+    assert adj.restricted(msk, work, 1.0) is None  # first sighting: a masked pass over all entries
+    view, masked = adj.restricted(msk, work, 1.0)
     assert not masked and view.entries < adj.entries
     full = adj.matrix("f") @ np.where(msk, v, 0.0)
     assert np.array_equal(view.matrix("f") @ v, full)
+
+
+def test_views_from_all_entries_only_for_sender_sets_seen_before():
+    """A view costs about two masked passes to make: a sender set few enough gets one only when it is
+    within a set seen before (a shrinking frontier, a repeated set) or the set before it served several
+    pulls in a row; otherwise the first time it is pulled over all entries with its mask."""
+    g, rt = _runtime("er:400:3000")
+    adj = rt.nbr.adj(False)
+    rng = np.random.default_rng(5)
+
+    def ask(msk, frac=0.5):
+        return adj.restricted(msk, int(np.dot(adj.sender_counts(), msk)), frac)
+
+    a = rng.random(g.n) < 0.2
+    b = ~a & (rng.random(g.n) < 0.2)
+    assert ask(a) is None and ask(b) is None  # first sightings (both remembered)
+    assert ask(rng.random(g.n) < 0.9) is None  # too many senders: no view, nothing remembered
+    view, masked = ask(a & (rng.random(g.n) < 0.8))  # within `a`: a view
+    assert not masked and view.entries < adj.entries
+    assert ask(b) is None  # the sightings were spent on that view: `b` starts again
+    got, _ = ask(b.copy())
+    assert got.entries < adj.entries and got is not view
+    adj.forget_views()
+    assert ask(a) is None
+    assert ask(a.copy())[0].entries < adj.entries  # the same set again: within one seen before
+    view, _ = ask(b)  # the last set served two pulls in a row: this one likely does too, a view at once
+    assert view.entries < adj.entries and ask(b.copy())[0] is view
 
 
 def test_constant_weights_view_and_sparse_endpoint_buffers():

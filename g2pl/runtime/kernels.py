@@ -27,6 +27,13 @@ def float_to_int(a: np.ndarray) -> np.ndarray:
 _BITS = {4: np.int32, 8: np.int64}
 SELECT_BLOCK = 1 << 15
 
+#: `np.take` mode for gathers whose indices are all valid.  Any mode but "raise" writes `out` directly
+#: (no temporary); "wrap" keeps the bounds test a branch, which the CPU predicts and runs ahead of, where
+#: "clip" clamps each index (a conditional move the load must wait for): on a 2-core AMD EPYC VM the
+#: 31.4M-entry int32 gather of kron:20 takes 0.025 s against 0.032 s CPU (bench/take_mode.py).  Valid indices
+#: give the same values either way.
+TAKE_MODE = "wrap"
+
 
 def select(cond, a, b):
     """`np.where(cond, a, b)` without branches.
@@ -134,7 +141,7 @@ class Segments:
             lo = int(st[a])
             hi = int(st[b]) if b < len(st) else total
             blk = buf[:hi - lo] if hi - lo <= self.BLOCK else np.empty(hi - lo, dtype=table.dtype)
-            np.take(table, idx[lo:hi], out=blk, mode="clip")  # valid indices: "clip" writes blk directly
+            np.take(table, idx[lo:hi], out=blk, mode=TAKE_MODE)
             out[ne[a:b]] = ufunc.reduceat(blk, st[a:b] - lo)
         return out
 
@@ -176,7 +183,7 @@ def _heads(seg: Segments, nbr: np.ndarray) -> np.ndarray | None:
         # neighbours index the owned and ghost vertices, fewer than n + m
         heads = np.empty((HEADS, n), dtype=np.int32 if n + m < 2**31 else nbr.dtype)
         for k in range(HEADS):
-            np.take(nbr, np.minimum(np.minimum(first + k, last), m - 1), out=heads[k], mode="clip")
+            np.take(nbr, np.minimum(np.minimum(first + k, last), m - 1), out=heads[k], mode=TAKE_MODE)
     seg.__dict__["_heads"] = (nbr, heads)
     return heads
 

@@ -84,8 +84,8 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
 
     @staticmethod
     def take_into(table, idx, out) -> None:
-        """out[:] = table[idx] without a temporary (valid indices: "clip" writes `out` directly)."""
-        np.take(table, idx, out=out, mode="clip")
+        """out[:] = table[idx] without a temporary (valid indices; see kernels.TAKE_MODE)."""
+        np.take(table, idx, out=out, mode=K.TAKE_MODE)
 
     # ---- neighbourhood reductions
 
