@@ -7,8 +7,10 @@ NumPy, unweighted `u v` and weighted `u v w` (random weights, 4 significant
 digits), then times the parse (`_check_text` to `_load_rows`, what
 `load_edge_list` does before `build_graph`) of the reader at `--old-rev`
 (loaded from git into a temporary module) and of this tree's reader in one
-process, interleaved, the side going first alternating, and reports medians;
-both sides' arrays are compared for equality. Writes text_reader.{md,json}.
+process (allocator tuned as the CLI does), interleaved, the side going first
+alternating, and reports medians; both sides' arrays are compared for equality.
+Then each side parses each file once more in a fresh process for its peak
+resident memory (VmHWM). Writes text_reader.{md,json}.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import importlib.util
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,6 +33,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from g2pl.graph import loaders as new_loaders  # noqa: E402
 from g2pl.graph.generators import generate  # noqa: E402
 from g2pl.graph.graph import MAX_VERTEX_ID  # noqa: E402
+from g2pl.graph.memory import temporaries_returned  # noqa: E402
+from g2pl.runtime import alloc  # noqa: E402
 
 
 def old_module(rev: str, tmp: str):
@@ -48,6 +53,11 @@ def old_module(rev: str, tmp: str):
 
 def parse(mod, path: str):
     """What load_edge_list does before build_graph: read, check, parse the rows."""
+    with temporaries_returned():
+        return _parse(mod, path)
+
+
+def _parse(mod, path: str):
     data, as_file = mod._check_text(path, mod._read_bytes(path))
     offset, lineno, body = mod._next_data_line(data, 0, 1)
     comma = "," in body
@@ -73,7 +83,30 @@ def write_files(scale: int, tmp: str) -> dict[str, str]:
     return paths
 
 
+def peak_mib(side: str, path: str, rev: str) -> int:
+    """Peak RSS of one parse in a fresh process."""
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", side, path, rev], check=True,
+                         capture_output=True, text=True).stdout
+    return int(out.split()[-1])
+
+
+def child(side: str, path: str, rev: str) -> None:
+    alloc.tune()
+    with tempfile.TemporaryDirectory() as tmp:
+        mod = old_module(rev, tmp) if side == "old" else new_loaders
+        rows = parse(mod, path)
+        del rows
+    # VmHWM, not ru_maxrss: the latter keeps the forking parent's size across exec
+    with open("/proc/self/status") as f:
+        hwm = next((int(x.split()[1]) for x in f if x.startswith("VmHWM:")), None)
+    print((hwm or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) // 1024)
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        child(*sys.argv[2:])
+        return
+    alloc.tune()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=20)
     ap.add_argument("--old-rev", default="0f45377")
@@ -99,8 +132,10 @@ def main() -> None:
                 for a, b in zip(got["old"], got["new"], strict=True):
                     same = same and (a is None and b is None or bool(np.array_equal(a, b)))
                 del got
-            lines = sum(1 for _ in open(path, "rb"))
-            rows.append({"file": kind, "lines": lines, "bytes": os.path.getsize(path),
+            with open(path, "rb") as f:
+                lines = f.read().count(b"\n")
+            peaks = {side: peak_mib(side, path, args.old_rev) for side in ("old", "new")}
+            rows.append({"old_peak_mib": peaks["old"], "new_peak_mib": peaks["new"], "file": kind, "lines": lines, "bytes": os.path.getsize(path),
                          "old_s": statistics.median(times["old"]), "new_s": statistics.median(times["new"]),
                          "old_all": times["old"], "new_all": times["new"], "same": same})
     os.makedirs(args.out, exist_ok=True)
@@ -109,10 +144,12 @@ def main() -> None:
                   indent=1)
     md = [f"# Edge-list text reader, kron:{args.scale} (old = {args.old_rev}, new = this tree)", "",
           f"Parse only (read + check + rows), one process, interleaved, {args.repeat} repeats, medians.", "",
-          "| file | lines | MB | old (s) | new (s) | new/old | same arrays |", "|---|---:|---:|---:|---:|---:|---|"]
+          "| file | lines | MB | old (s) | new (s) | new/old | old peak MiB | new peak MiB | same arrays |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         md.append(f"| `{r['file']}` | {r['lines']:,} | {r['bytes'] / 1e6:.0f} | {r['old_s']:.3f} | "
-                  f"{r['new_s']:.3f} | {r['new_s'] / r['old_s']:.2f} | {r['same']} |")
+                  f"{r['new_s']:.3f} | {r['new_s'] / r['old_s']:.2f} | {r['old_peak_mib']} | {r['new_peak_mib']} | "
+                  f"{r['same']} |")
     with open(os.path.join(args.out, "text_reader.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
