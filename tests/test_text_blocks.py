@@ -186,3 +186,18 @@ def test_block_source_without_memfd_gives_same_rows(tmp_path: Path, monkeypatch)
     without = parse_rows(str(p))
     for a, b in zip(with_memfd, without, strict=True):
         assert np.array_equal(a, b)
+
+
+def test_block_source_when_proc_cannot_be_opened(tmp_path: Path, monkeypatch) -> None:
+    import builtins
+
+    real_open = builtins.open
+
+    def no_proc(file, *a, **kw):
+        if isinstance(file, str) and file.startswith("/proc/self/fd/"):
+            raise PermissionError(13, "denied")
+        return real_open(file, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", no_proc)
+    with BlockSource() as src:
+        assert not isinstance(src(b"1 2\n"), str)

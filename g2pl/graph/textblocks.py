@@ -52,7 +52,10 @@ class BlockSource:
         except OSError:
             return
         path = f"/proc/self/fd/{fd}"
-        if not os.path.exists(path):
+        try:  # /proc may be missing or closed to us: then BytesIO
+            with open(path, "rb"):
+                pass
+        except OSError:
             os.close(fd)
             return
         self._fd, self._path = fd, path
