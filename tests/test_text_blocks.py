@@ -201,3 +201,11 @@ def test_block_source_when_proc_cannot_be_opened(tmp_path: Path, monkeypatch) ->
     monkeypatch.setattr(builtins, "open", no_proc)
     with BlockSource() as src:
         assert not isinstance(src(b"1 2\n"), str)
+
+
+def test_rows_fill_exactly_the_smallest_possible_file(tmp_path: Path, block: int) -> None:
+    # the output arrays are sized by bytes/4: the densest files must still fit
+    for text in ("1 2", "1 2\n", "1 2\n3 4", "1 2\n3 4\n" * 50 + "5 6", "\n\n\n1 2\n\n\n"):
+        p = tmp_path / "d.el"
+        p.write_text(text)
+        assert np.array_equal(parse_rows(str(p))[0], reference_rows(text)[0])

@@ -226,7 +226,9 @@ def _load_rows(t: _Table) -> _Rows:
     by the file's line count, so the temporaries are those of one block.
     """
     data = t.data
-    cap = data.count(b"\n", t.offset) + 1  # a data row takes a line
+    # A data row takes a line and at least 4 bytes ("1 2\n"); np.empty only reserves, the
+    # pages are touched as rows arrive, so blank-line padding costs no memory.
+    cap = min(data.count(b"\n", t.offset) + 1, (len(data) - t.offset) // 4 + 1)
     u = np.empty(cap, dtype=np.int64)
     v = np.empty(cap, dtype=np.int64)
     w = np.empty(cap, dtype=np.float64) if t.ncols == 3 else None
