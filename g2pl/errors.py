@@ -7,6 +7,8 @@ Every user-facing failure (bad program, bad graph file, bad argument) raises
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 
@@ -101,3 +103,18 @@ class RunStopped(G2PLRuntimeError):
         super().__init__(message, **kw)
         self.reason = reason
         self.stats: dict | None = None
+
+
+@contextmanager
+def reading_graph_file(path: str) -> Iterator[None]:
+    """OS errors met while opening or reading the graph file `path`, as G2PLErrors naming it (exit 2)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise G2PLError("graph file not found", file=path) from None
+    except IsADirectoryError:
+        raise G2PLError("is a directory, not a graph file", file=path) from None
+    except PermissionError:
+        raise G2PLError("permission denied reading the graph file", file=path) from None
+    except OSError as e:
+        raise G2PLError(f"cannot read the graph file: {e.strerror or e}", file=path) from None

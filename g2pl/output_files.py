@@ -22,8 +22,10 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from g2pl.errors import G2PLError, G2PLRuntimeError
 
@@ -115,30 +117,42 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     why = _problem(path)
     if why is not None:
         raise G2PLError(why, file=str(path))
-    try:
-        if _special(path):
+    if _special(path):
+        try:
             with open(path, "wb") as f:
                 f.write(blob)
-            return
+        except OSError as e:
+            raise _write_error(path, e) from None
+        return
+    with atomic_file(path) as f:
+        f.write(blob)
+
+
+def _write_error(path: Path, e: OSError) -> G2PLRuntimeError:
+    return G2PLRuntimeError(f"cannot write the file: {e.strerror or e}", file=str(path))
+
+
+@contextmanager
+def atomic_file(path: Path) -> Iterator[BinaryIO]:
+    """A new binary file that replaces `path` whole when the block ends (synced, with the umask's
+    permissions), or leaves nothing behind if it fails: an OS error becomes a G2PLRuntimeError naming
+    `path`. Used by every output written in place of a file (results, stats, .g2g graphs)."""
+    try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
-        raise G2PLRuntimeError(f"cannot write the file: {e.strerror or e}", file=str(path)) from None
+        raise _write_error(path, e) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(blob)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except OSError as e:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        raise G2PLRuntimeError(f"cannot write the file: {e.strerror or e}", file=str(path)) from None
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if isinstance(e, OSError):
+            raise _write_error(path, e) from None
         raise

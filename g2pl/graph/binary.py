@@ -28,13 +28,12 @@ import json
 import mmap
 import os
 import struct
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from g2pl.errors import G2PLError, G2PLRuntimeError
+from g2pl.errors import G2PLError, reading_graph_file
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, index_dtype, unit_weights
 
 MAGIC = b"G2PLGRF\x01"
@@ -69,7 +68,7 @@ def _layout(n: int, m: int, directed: bool, weighted: bool) -> dict[str, tuple[t
 
 def save_graph(graph: Graph, path: str | Path) -> int:
     """Write `graph` to `path` (replaced atomically, as every g2pl output); returns the bytes written."""
-    from g2pl.output_files import _problem
+    from g2pl.output_files import _problem, atomic_file
 
     path = Path(path)
     why = _problem(path)
@@ -92,38 +91,15 @@ def save_graph(graph: Graph, path: str | Path) -> int:
     start = table[names[0]][1]
     if 16 + len(header) > start:
         raise AssertionError("the .g2g header outgrew its reserved space")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise G2PLRuntimeError(f"cannot write the file: {e.strerror or e}", file=str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(MAGIC + struct.pack("<Q", len(header)) + header)
-            for k in names:
-                f.seek(table[k][1])
-                a = arrays[k]
-                for lo in range(0, a.size, _CHUNK):
-                    f.write(np.ascontiguousarray(a[lo:lo + _CHUNK], dtype=table[k][0]).tobytes())
-            f.truncate(offset)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError):
-            raise G2PLRuntimeError(f"cannot write the file: {e.strerror or e}", file=str(path)) from None
-        raise
+    with atomic_file(path) as f:
+        f.write(MAGIC + struct.pack("<Q", len(header)) + header)
+        for k in names:
+            f.seek(table[k][1])
+            a = arrays[k]
+            for lo in range(0, a.size, _CHUNK):
+                f.write(np.ascontiguousarray(a[lo:lo + _CHUNK], dtype=table[k][0]).tobytes())
+        f.truncate(offset)
     return offset
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 # --------------------------------------------------------------------------- reading
@@ -238,20 +214,11 @@ def _check_contents(path: str, head: dict[str, Any], a: dict[str, np.ndarray]) -
 
 def load_binary(path: str, directed: bool = False) -> Graph:
     """Memory-map a `.g2g` file and check it (see the module docstring); the arrays stay in the file."""
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size == 0:
-                raise _bad(path, "the file is empty")
-            buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except FileNotFoundError:
-        raise G2PLError("graph file not found", file=path) from None
-    except IsADirectoryError:
-        raise G2PLError("is a directory, not a graph file", file=path) from None
-    except PermissionError:
-        raise G2PLError("permission denied reading the graph file", file=path) from None
-    except OSError as e:
-        raise G2PLError(f"cannot read the graph file: {e.strerror or e}", file=path) from None
+    with reading_graph_file(path), open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            raise _bad(path, "the file is empty")
+        buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     head = _read_header(path, buf, size)
     if head["directed"] != bool(directed):
         stored = "a directed" if head["directed"] else "an undirected"

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from g2pl.errors import G2PLError, G2PLRuntimeError
+from g2pl.errors import G2PLError, G2PLRuntimeError, reading_graph_file
 from g2pl.graph.binary import EXT as BINARY_EXT
 from g2pl.graph.binary import load_binary
 from g2pl.graph.generators import GENERATOR_FORMS, generate, looks_like_generator, parse_generator
@@ -115,17 +115,8 @@ def load_graph(spec: str, directed: bool = False, seed: int = 0) -> Graph:
 
 
 def _read_bytes(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise G2PLError("graph file not found", file=path) from None
-    except IsADirectoryError:
-        raise G2PLError("is a directory, not a graph file", file=path) from None
-    except PermissionError:
-        raise G2PLError("permission denied reading the graph file", file=path) from None
-    except OSError as e:
-        raise G2PLError(f"cannot read the graph file: {e.strerror or e}", file=path) from None
+    with reading_graph_file(path), open(path, "rb") as f:
+        return f.read()
 
 
 def _check_text(path: str, data: bytes) -> tuple[bytes, bool]:
