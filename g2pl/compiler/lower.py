@@ -825,13 +825,10 @@ class Lowerer:
             self.rand_sites += 1
             kind = "scalar" if ctx.dom == "T" else ctx.local_kind()
             return Val(ir.Rand("float", e.span, site), kind, "float")
-        args = [self.operand(a, ctx) for a in e.args]
-        for a in args:
-            if isinstance(a, Poison):
-                return a
-        kind = args[0].kind
-        for a in args[1:]:
-            kind = self.combine_kinds(Val(args[0].ex, kind, args[0].elem), a, e.span, f"`{f}`")
+        operands = self.call_operands(e, ctx)
+        if isinstance(operands, Poison):
+            return operands
+        args, kind = operands
         if f == "int":
             return Val(ir.Op("int", e.span, "int", (args[0].ex,)), kind, "int")
         if f == "float":
@@ -847,16 +844,24 @@ class Lowerer:
             return Val(ir.Op(elem, e.span, f, (args[0].ex,)), kind, elem)
         return Val(ir.Op("float", e.span, f, (args[0].ex,)), kind, "float")
 
-    def int_call(self, e: A.Call, ctx: Ctx) -> Val:
-        """`idiv`, `imod`, `bitand`, ...: int64 operations on ints (and vids), giving an int."""
-        f = e.func
+    def call_operands(self, e: A.Call, ctx: Ctx) -> tuple[list[Val], str] | Poison:
+        """A built-in call's lowered operands and the kind they lift to (a Poison operand poisons the call)."""
         args = [self.operand(a, ctx) for a in e.args]
         for a in args:
             if isinstance(a, Poison):
                 return a
         kind = args[0].kind
         for a in args[1:]:
-            kind = self.combine_kinds(Val(args[0].ex, kind, args[0].elem), a, e.span, f"`{f}`")
+            kind = self.combine_kinds(Val(args[0].ex, kind, args[0].elem), a, e.span, f"`{e.func}`")
+        return args, kind
+
+    def int_call(self, e: A.Call, ctx: Ctx) -> Val:
+        """`idiv`, `imod`, `bitand`, ...: int64 operations on ints (and vids), giving an int."""
+        f = e.func
+        operands = self.call_operands(e, ctx)
+        if isinstance(operands, Poison):
+            return operands
+        args, kind = operands
         for a, node in zip(args, e.args):
             if a.elem not in ("int", "vid"):
                 hint = "; use int(...)" if a.elem == "float" else ""
