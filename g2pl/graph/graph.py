@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from g2pl.errors import G2PLError
+from g2pl.graph.lazy import LazyArrays
 
 #: Vertex IDs must be below this (the runtime may use spare high bits / -1 sentinels).
 MAX_VERTEX_ID = 1 << 62
@@ -40,7 +41,7 @@ def index_dtype(count: int) -> np.dtype:
 
 
 @dataclass(eq=False, repr=False)
-class Graph:
+class Graph(LazyArrays):
     """A relabelled, deduplicated graph with CSR adjacency (see module docstring).
 
     Undirected edges are stored once, with `src` the endpoint of smaller original
@@ -74,31 +75,14 @@ class Graph:
         Why: a one-rank degree-ordered view (runtime.partition.whole_by_degree) holds the same edges
         renumbered; keeping both copies would double the memory of every run on a large graph.
         """
-        moved = self.__dict__.setdefault("_moved", {})
         release = self.__dict__.get("_release")  # a memory-mapped graph (.g2g) lets the pages go
-        for k in names:
-            if release is not None:
-                release(k)
-            self.__dict__.pop(k, None)
-            moved[k] = (names, rebuild)
-
-    def __getattr__(self, name: str) -> Any:
-        # Reached only for attributes not set: the arrays handed over to a view, rebuilt once here.
-        moved = self.__dict__.get("_moved")
-        if moved and name in moved:
-            names, rebuild = moved[name]
-            value = rebuild()
+        if release is not None:
             for k in names:
-                self.__dict__[k] = value
-                moved.pop(k, None)
-            return value
-        raise AttributeError(f"'Graph' object has no attribute '{name}'")
+                release(k)
+        self._lazy(names, rebuild)
 
     def __getstate__(self) -> dict[str, Any]:
-        for name in list(self.__dict__.get("_moved") or ()):  # pickles hold every array, no closures
-            getattr(self, name)
-        state = dict(self.__dict__)
-        state.pop("_moved", None)
+        state = super().__getstate__()
         state.pop("_release", None)
         return state
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from g2pl.graph.graph import index_dtype
+from g2pl.graph.lazy import LazyArrays
 from g2pl.runtime.array_kernels import HostOps, expand_ranges
 
 # Adjacency entries renumbered per chunk in `whole_by_degree`: bounds its temporaries.
@@ -47,7 +48,7 @@ class GraphCache:
 
 
 @dataclass
-class LocalGraph:
+class LocalGraph(LazyArrays):
     rank: int
     size: int
     n: int  # owned vertices
@@ -87,22 +88,7 @@ class LocalGraph:
     def defer(self, name: str, build) -> None:
         """Leave the array `name` out until first read, then `build()` it (kept from then on): a one-rank
         degree view builds its edge endpoints only for programs that read edges."""
-        self.__dict__.pop(name, None)
-        self.__dict__.setdefault("_deferred", {})[name] = build
-
-    def __getattr__(self, name: str):
-        deferred = self.__dict__.get("_deferred")
-        if deferred and name in deferred:
-            value = self.__dict__[name] = deferred.pop(name)()
-            return value
-        raise AttributeError(f"'LocalGraph' object has no attribute '{name}'")
-
-    def __getstate__(self) -> dict:
-        for name in list(self.__dict__.get("_deferred") or ()):  # pickles hold arrays, not closures
-            getattr(self, name)
-        state = dict(self.__dict__)
-        state.pop("_deferred", None)
-        return state
+        self._lazy((name,), build)
 
     @property
     def n_ghosts(self) -> int:
