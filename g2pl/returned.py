@@ -3,8 +3,8 @@
 A run ends with every returned value on rank 0 as one array aligned with the
 graph (vertex values in `graph.ids` order, ascending original ID; edge values
 in `graph.src`/`graph.dst` order, ascending (u, v)).  `Result` keeps them so:
-asking for an array costs nothing, and the JSON shapes of `--output` (spec
-section 8; `g2pl.runtime.output.convert`) are made only for the values someone
+asking for an array costs nothing, and the JSON shapes of `--output` (docs/language.md,
+"Output"; `g2pl.runtime.output.convert`) are made only for the values someone
 asks to see as JSON (`res["X"]`, `res.values`, `res.output()`), because that
 conversion costs several times the run of a fast kernel on a large graph.
 """
@@ -17,9 +17,7 @@ from typing import Any
 import numpy as np
 
 from g2pl.runtime.output import convert
-
-#: NumPy dtype of each element type in the arrays `Result.array` returns.
-DTYPES = {"bool": np.bool_, "int": np.int64, "vid": np.int64, "float": np.float64}
+from g2pl.runtime.values import DTYPES  # the element types' dtypes, as every backend's arrays have them
 
 
 def _frozen(arr: np.ndarray) -> np.ndarray:
