@@ -276,8 +276,8 @@ def test_restricted_view_float_sums_are_bit_identical():
     v = rng.standard_normal(g.n) * 10.0 ** rng.integers(-5, 5, g.n)
     msk = rng.random(g.n) < 0.2
     work = int(np.dot(adj.sender_counts(), msk))
-    assert adj.restricted(msk, work, 1.0) is None  # first sighting: a masked pass over all entries
-    view, masked = adj.restricted(msk, work, 1.0)
+    assert adj.restricted(msk, work, 1.0, adj.count_use(msk)) is None  # first sighting: a masked pass
+    view, masked = adj.restricted(msk, work, 1.0, adj.count_use(msk))
     assert not masked and view.entries < adj.entries
     full = adj.matrix("f") @ np.where(msk, v, 0.0)
     assert np.array_equal(view.matrix("f") @ v, full)
@@ -292,7 +292,7 @@ def test_views_from_all_entries_only_for_sender_sets_seen_before():
     rng = np.random.default_rng(5)
 
     def ask(msk, frac=0.5):
-        return adj.restricted(msk, int(np.dot(adj.sender_counts(), msk)), frac)
+        return adj.restricted(msk, int(np.dot(adj.sender_counts(), msk)), frac, adj.count_use(msk))
 
     a = rng.random(g.n) < 0.2
     b = ~a & (rng.random(g.n) < 0.2)
@@ -308,6 +308,10 @@ def test_views_from_all_entries_only_for_sender_sets_seen_before():
     assert ask(a.copy())[0].entries < adj.entries  # the same set again: within one seen before
     view, _ = ask(b)  # the last set served two pulls in a row: this one likely does too, a view at once
     assert view.entries < adj.entries and ask(b.copy())[0] is view
+    adj.forget_views()
+    every = np.ones(g.n, dtype=bool)
+    adj.count_use(every), adj.count_use(every.copy())  # two pulls where every sender sends (no view asked)
+    assert ask(a)[0].entries < adj.entries  # matching's Deps and argmin: the set after them gets a view
 
 
 def test_constant_weights_view_and_sparse_endpoint_buffers():

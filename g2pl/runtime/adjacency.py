@@ -58,7 +58,7 @@ class Adjacency:
         self._sighted.clear()
         self._last = None
 
-    def restricted(self, msk, work: int, frac: float) -> tuple[Adjacency, bool] | None:
+    def restricted(self, msk, work: int, frac: float, reused: bool) -> tuple[Adjacency, bool] | None:
         """A smaller adjacency holding every entry whose sender has `msk` (rows and CSR order kept), and
         whether its entries still need the mask; None when the full adjacency (with the mask) is best.
 
@@ -70,10 +70,9 @@ class Adjacency:
         (cost proportional to the old view: views are made only when the work has shrunk by 1/frac).
         From all entries, a view is made when `work` (the senders' entries) is at most `frac` of them
         and the senders are within a set seen so before, or at once when the last sender set served
-        several pulls (see `_first_sighting`).
+        several pulls (`reused`, from `count_use`; see `_first_sighting`).
         """
         xp = self.bk.xp
-        reused = self._count_use(msk)
         base, bk = self, -1
         for k, (cm, view) in enumerate(self._views):
             if view.entries < base.entries and self._within(msk, cm):
@@ -100,9 +99,11 @@ class Adjacency:
         """Is every sender of `msk` one of `cover`'s?"""
         return len(cover) == len(msk) and not self.bk.item(self.bk.xp.any(msk > cover))
 
-    def _count_use(self, msk) -> bool:
-        """Counts the pulls with the same sender set in a row; did the previous set serve several?
-        (wcc pulls twice with each set, in- and out-neighbours: one adjacency on an undirected graph.)"""
+    def count_use(self, msk) -> bool:
+        """Counts the masked pulls with the same sender set in a row (also those where every entry's
+        sender sends, which need no view); did the previous set serve several?  (wcc pulls twice with
+        each set, in- and out-neighbours: one adjacency on an undirected graph; matching pulls its
+        Deps and argmin from each set.)"""
         xp, last = self.bk.xp, self._last
         if last is not None and len(last[0]) == len(msk) and not self.bk.item(xp.any(last[0] != msk)):
             self._last = (last[0], last[1] + 1, last[2])

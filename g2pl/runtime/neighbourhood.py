@@ -35,8 +35,10 @@ class Neighbourhood:
         self.n = lg.n
         self.transport, self.tally, self.stats = transport, tally, stats
         self.push_state: dict[int, bool] = {}  # per exchange spec: pushing now (hysteresis)
+        # (adjacency, senders, entries per receiver from those senders) of the last pull that had them:
+        # see _count_known
+        self._sent_rows: tuple | None = None
         self._work_memo: tuple | None = None  # see _send_work
-        self._known: dict[tuple, tuple] = {}  # per (direction, kept copy): see _count_known
 
     def end_superstep(self) -> None:
         self._work_memo = None
@@ -60,7 +62,7 @@ class Neighbourhood:
 
     def combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None, known=None):
         """`spec.op` over each receiver's neighbours of the message `head` makes of the arrived fields."""
-        xp, n = self.xp, self.n
+        n = self.n
         self.tally.exchanged = True
         arrays = tuple(self.entries(a, n) for a in fields)
         sendm = None if send is None else self.entries(send, n).astype(bool, copy=False)
@@ -68,13 +70,18 @@ class Neighbourhood:
         adj = self.adj(spec.out)
         if spec.counted and along is not None:
             self._count_along(adj, present, along)
-        elif spec.counted and known is not None:
-            self._count_known(adj, present, known, (spec.out, spec.known))
-        elif spec.counted:
+        elif spec.counted and known is None:
             self._count(adj, present)
         pushed = None
         if spec.policy == "push-pull" and present is not None:
             pushed = self._active_entries(adj, present, spec.id, spec.per_entry)
+        out = self._reduce(spec, ext, head, adj, present, pushed, recv)
+        if spec.counted and along is None and known is not None:  # after: the reduction's view counts them
+            self._count_known(adj, present, known, pushed)
+        return out
+
+    def _reduce(self, spec: Spec, ext: tuple, head, adj: Adjacency, present, pushed, recv):
+        xp = self.xp
         if spec.per_entry:
             E = Entries(adj, self.lg.ext_ids, self.lg.ids, pushed)
             value, mask = head(E, *ext)
@@ -87,7 +94,7 @@ class Neighbourhood:
             mask = present if mask is None else xp.logical_and(present, mask)
         if pushed is not None:
             return self._push(spec.op, value, mask, pushed, spec.elem)
-        return self._pull(spec.op, value, mask, adj, spec.elem, recv)
+        return self._pull(spec.op, value, mask, adj, spec.elem, recv, mask is present)
 
     # ------------------------------------------------------------ counting and direction
 
@@ -112,44 +119,52 @@ class Neighbourhood:
             sel = xp.logical_and(sel, present[adj.nbr])
         self.tally.messages += int(self.bk.item(xp.count_nonzero(sel)))
 
-    def _count_known(self, adj: Adjacency, present, known, key: tuple) -> None:
+    def _count_known(self, adj: Adjacency, present, known, pushed) -> None:
         """Records sent to the receivers in `known` (the senders' copy; owned part = each receiver's own
-        copy, what its neighbours were told): per sender, the number of its entries into known owned
-        receivers is kept per copy variable (every exchange reading it sees it shrink over time) and
-        updated at the receivers whose copy changed since."""
+        copy, what its neighbours were told): the entries whose sender sends and whose receiver is
+        known.  Counted from what the reduction already has when it can (the pushed entries' receivers,
+        the rows of a view holding exactly the senders' entries), else from whichever side has fewer
+        entries (both sets usually shrink together)."""
         xp, bk, n = self.xp, self.bk, self.n
-        kn = self.entries(known, self.lg.n_ext)[:n].astype(bool, copy=False)
-        prev = self._known.get(key)
-        if prev is None:  # from the side with fewer receivers (sets usually start as every vertex)
-            out = bk.nonzero(xp.logical_not(kn))
-            if 2 * len(out) < n:
-                into = adj.sender_counts() - self._entries_into(adj, out) if len(out) else adj.sender_counts()
-            else:
-                into = self._entries_into(adj, bk.nonzero(kn))
-        else:
-            # the receivers pass guarantees the set only shrinks once copied: only losses to subtract
-            # (integer indices only: a boolean mask is an uncounted device read on a GPU)
-            snap, into = prev
-            lost = bk.nonzero(xp.logical_and(snap, xp.logical_not(kn)))
-            if len(lost):
-                into = into - self._entries_into(adj, lost)
-                snap[lost] = False
-            kn = snap
-        self._known[key] = (kn if prev is not None else kn.copy(), into)
+        rows = bk.nonzero(self.entries(known, self.lg.n_ext)[:n])
         if present is None:
-            self.tally.pending.append(into.sum())
+            self.tally.pending.append(adj.seg.counts[rows].sum())
             return
-        senders, _lens, _work = self._send_work(adj, present)
-        self.tally.pending.append(into[senders].sum())
+        senders, lens, work = self._send_work(adj, present)
         self.tally.sent_by(int(bk.item(xp.searchsorted(senders, n))))
+        if len(rows) == n:  # every receiver known: every entry of the senders
+            self.tally.messages += work
+        elif pushed is not None:
+            self.tally.pending.append(xp.count_nonzero(self._known_rows(rows)[pushed[0]]))
+        elif (got := self._rows_from(adj, present)) is not None:
+            self.tally.pending.append(got[rows].sum())
+        elif work <= int(bk.item(adj.seg.counts[rows].sum())):  # the senders' entries, into known receivers
+            indptr, recv, _eid = adj.transpose()
+            pos = bk.expand_ranges(indptr[senders], lens)
+            self.tally.pending.append(xp.count_nonzero(self._known_rows(rows)[recv[pos]]))
+        else:  # the known receivers' entries, from senders
+            pos = bk.expand_ranges(adj.seg.indptr[rows], adj.seg.counts[rows])
+            self.tally.pending.append(xp.count_nonzero(self.entries(present, self.lg.n_ext)[adj.nbr[pos]]))
 
-    def _entries_into(self, adj: Adjacency, rows):
-        """Per ext sender, its entries into the receivers `rows` (owned, ascending)."""
-        bk = self.bk
-        indptr = adj.seg.indptr
-        starts = indptr[rows]
-        lens = indptr[rows + 1] - starts
-        return bk.bincount(adj.nbr[bk.expand_ranges(starts, lens)], minlength=self.lg.n_ext)
+    def _rows_from(self, adj: Adjacency, present):
+        """Entries per receiver from the senders `present`, when the last pull over `adj` with the same
+        senders had them (a count, or a view of exactly their entries); matching's Deps and argmin
+        send from the same set in one round."""
+        got = self._sent_rows
+        if got is None or got[0] is not adj:
+            return None
+        snd = got[1]
+        if snd is not present and (len(snd) != len(present) or self.bk.item(self.xp.any(snd != present))):
+            return None
+        return got[2]
+
+    def _keep_rows(self, adj: Adjacency, present, counts) -> None:
+        self._sent_rows = (adj, present.copy(), counts)
+
+    def _known_rows(self, rows):
+        kn = self.xp.zeros(self.n, dtype=bool)
+        kn[rows] = True
+        return kn
 
     def _send_work(self, adj: Adjacency, present) -> tuple:
         """(senders, their entry counts, total entries) of the ext senders where `present` holds.
@@ -210,10 +225,11 @@ class Neighbourhood:
         ids = self.lg.ext_ids[snd] if op in ("argmin", "argmax") else None
         return self.bk.scatter_reduce(op, recv, v[snd], None if msk is None else msk[snd], self.n, elem, ids)
 
-    def _pull(self, op: str, value, mask, adj: Adjacency, elem: str, recv):
+    def _pull(self, op: str, value, mask, adj: Adjacency, elem: str, recv, mask_is_sent: bool = False):
         """Aggregate message values computed per sender (`value`, `mask` over ext vertices).
         `recv` (bool per vertex, or a scalar): only these receivers use the result, so an or/and pull
-        skips the others (their result is unspecified)."""
+        skips the others (their result is unspecified).  When `mask` is exactly the senders and the
+        pull runs unmasked over a view (or every entry), the view is kept for counting."""
         xp, bk, ne = self.xp, self.bk, self.lg.n_ext
         v = self.entries(value, ne)
         msk = None if mask is None else self.entries(mask, ne).astype(bool, copy=False)
@@ -230,15 +246,19 @@ class Neighbourhood:
                 rows = xp.zeros(0, dtype=xp.int64)
             found = self._any_in(adj, x, rows)
             return found if op == "or" else ~found
+        full = adj
         if msk is not None and adj.entries:
+            reused = adj.count_use(msk)
             work = self._send_work(adj, msk)[2]
             if work == adj.entries:  # every entry's sender sends: no mask
                 msk = None
             else:
-                got = adj.restricted(msk, work, self.RESTRICT_BELOW)
+                got = adj.restricted(msk, work, self.RESTRICT_BELOW, reused)
                 if got is not None:
                     adj, masked = got
                     msk = msk if masked else None  # no mask: every entry of the view is sent
+            if msk is None and mask_is_sent:
+                self._keep_rows(full, mask, adj.seg.counts)  # a view of exactly the senders' entries
         if op == "count" or op == "sum" and elem == "int" and isinstance(value, (int, xp.integer)):
             # counts (times a constant: int64 wrap-around as a sum); with a mask, one float mat-vec
             # (exact below 2**53 entries per row) is the fastest way to count
@@ -246,6 +266,8 @@ class Neighbourhood:
                 cnt = adj.seg.counts.astype(xp.int64)
             else:
                 cnt = xp.rint(adj.matrix("f") @ msk.astype(xp.float64)).astype(xp.int64)
+                if mask_is_sent:
+                    self._keep_rows(full, mask, cnt)
             return cnt if op == "count" else cnt * xp.int64(value)
         if op in ("count", "avg", "sum"):
             kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
