@@ -488,3 +488,55 @@ def test_allocator_tuning_serves_large_arrays_from_the_heap():
     env["G2PL_MALLOC_TUNING"] = "0"
     out = subprocess.run([sys.executable, "-c", _MMAPPED], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.split() == ["False", "True", "False"]
+
+
+BLOCK_PROG = """
+main() {
+  X = { float(id) * 0.37 | v <- V };
+  C = { imod(id, 5) | v <- V };
+  S = { imod(id, 3) != 0 | v <- V };
+  A = { min [ x + Weight[e] | (x, e) <- nvals v, x in S ] | v <- X };
+  B = { sum [ x * Weight[e] | (x, e) <- nvals v ] | v <- X };
+  G = { argmin [ u | (u, e) <- nvals v, Weight[e] > 0.3 ] | v <- C };
+  M = { mode [ C[u] + imod(int(Weight[e] * 10.0), 2) | (u, e) <- nvals v ] | v <- V };
+  R = { sum [ rand() * x | (x, e) <- nvals v ] | v <- X };
+  W = { and [ p < u || (p == u && id < id[u]) | u <- nvals p, u in S ] | p <- X };
+  return A, B, G, M, R, W;
+}
+"""
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+def test_per_entry_heads_in_row_blocks_give_the_same_bits(monkeypatch, directed: bool) -> None:
+    """Per-entry heads evaluated a block of whole rows at a time (NumPy: entry-length temporaries in
+    cache) give exactly the one-pass answers: float sums in row order, argmin ties, mode, the receiver's
+    own values, and rand() draws (one draw per evaluation, keyed by edge)."""
+    import g2pl
+    from g2pl.runtime import kernels as K
+    from g2pl.runtime.numpy_backend import NumPyBackend
+    from oracles import random_graph
+
+    g = random_graph(11, 500, directed=directed, weighted=True).g
+    prog = g2pl.compile(BLOCK_PROG)
+    monkeypatch.setattr(NumPyBackend, "entry_block", 0)
+    whole = prog.run(g, seed=4).output()
+    blocks = []
+    real = K.Segments.row_blocks
+    monkeypatch.setattr(K.Segments, "row_blocks", lambda seg, size: blocks.append(size) or real(seg, size))
+    monkeypatch.setattr(NumPyBackend, "entry_block", 16)
+    assert prog.run(g, seed=4).output() == whole
+    assert len(blocks) == 6  # every per-entry head went through the blocks
+
+
+def test_row_blocks_cover_every_row_once() -> None:
+    rng = np.random.default_rng(3)
+    counts = rng.integers(0, 40, 300)
+    counts[[5, 77]] = 500  # rows longer than a block: blocks of their own
+    counts[:3] = 0
+    seg = K.Segments(np.concatenate([[0], np.cumsum(counts)]))
+    got = seg.row_blocks(64)
+    assert got[0][:3:2] == (0, 0) and got[-1][1] == seg.n and got[-1][3] == seg.indptr[-1]
+    for (a, b, lo, hi), nxt in zip(got, got[1:] + [None]):
+        assert a < b and (lo, hi) == (seg.indptr[a], seg.indptr[b])
+        assert nxt is None or nxt[0] == b
+        assert hi - lo <= 64 + counts[b - 1] or b - a == 1

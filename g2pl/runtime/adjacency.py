@@ -149,24 +149,58 @@ class Adjacency:
 
 class Entries:
     """The adjacency entries a neighbourhood head is evaluated over (`E` in generated code): every
-    entry (pull) or only the active senders' (push).  Sender `nbr` (ext index), receiver `own`, edge
-    `eid`; their original IDs; `edge(arr)` reads an edge array at them."""
+    entry (pull), only the active senders' (push), or one block of whole rows (`rows` = (first row,
+    end row, first entry, end entry)).  Sender `nbr` (ext index), receiver `own`, edge `eid`; their
+    original IDs; `edge(arr)` reads an edge array at them; `seg`, the rows (pull only).  The blocks
+    after the first of one evaluation are `later_block`: their random draws are the first block's
+    (draws are keyed by edge, so a block draws what one evaluation over all entries would)."""
 
-    def __init__(self, adj: Adjacency, ext_ids, ids, push: tuple | None = None) -> None:
+    def __init__(self, adj: Adjacency, ext_ids, ids, push: tuple | None = None, rows: tuple | None = None,
+                 later_block: bool = False) -> None:
         self.adj = adj
+        self.later_block = later_block
         self.pushed = push is not None
-        if push is None:
-            self.own, self.nbr, self.eid = adj.owner, adj.nbr, adj.eid
+        self._rows = rows
+        self._own = None
+        if push is not None:
+            self._own, self.nbr, self.eid = push
+        elif rows is None:
+            self.nbr, self.eid = adj.nbr, adj.eid
         else:
-            self.own, self.nbr, self.eid = push
+            lo, hi = rows[2], rows[3]
+            self.nbr = adj.nbr[lo:hi]
+            self.eid = None if adj.eid is None else adj.eid[lo:hi]
         self._ext_ids, self._ids = ext_ids, ids
 
     def __len__(self) -> int:
         return len(self.nbr)
 
     @property
+    def own(self):
+        """Receiver (row) of each entry: made on first use (most heads read only senders and edges)."""
+        if self._own is None:
+            if self._rows is None:
+                self._own = self.adj.owner
+            else:
+                xp, (a, b) = self.adj.bk.xp, self._rows[:2]
+                self._own = self.adj.bk.repeat(xp.arange(a, b, dtype=xp.int64), self.adj.seg.counts[a:b])
+        return self._own
+
+    @property
+    def seg(self):
+        """The rows these entries make up (a pull: all rows, or the block's)."""
+        if self._rows is None:
+            return self.adj.seg
+        a, b, lo, _hi = self._rows
+        return self.adj.bk.segments(self.adj.seg.indptr[a:b + 1] - lo)
+
+    @property
     def nbr_ids(self):
-        return self.adj.nbr_ids if not self.pushed else self._ext_ids[self.nbr]
+        if self.pushed:
+            return self._ext_ids[self.nbr]
+        if self._rows is None:
+            return self.adj.nbr_ids
+        return self._ext_ids[self.nbr]
 
     @property
     def own_ids(self):

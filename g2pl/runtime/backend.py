@@ -42,6 +42,7 @@ class Backend(Ops, Protocol):
 
     # structure
     def segments(self, indptr) -> Any: ...  # CSR rows: .n .indptr .counts .owner .gather_reduce(...)
+    entry_block: int  # per-entry heads are evaluated on blocks of rows of this many entries (0: all)
     def csr_matrix(self, indptr, cols, n_cols: int, kind: str) -> Any: ...  # ones, `@` a vector
     def transpose(self, indptr, cols, data, n_cols: int) -> tuple[Any, Any, Any]: ...
     def expand_ranges(self, starts, lens) -> Any: ...

@@ -64,6 +64,7 @@ class CuPyBackend(intops.IntOpsMixin):
     """Device arrays; the NumPy backend's answers (ints exact, float sums in another order)."""
 
     name = "cupy"
+    entry_block = 0  # per-entry heads over every entry at once (one kernel launch per operation)
 
     def __init__(self, device: int | None = None) -> None:
         self.xp, self.sparse = import_cupy()

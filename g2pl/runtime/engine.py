@@ -249,7 +249,10 @@ class Runtime:
         adjacency entries `entries`), keyed by original IDs: the same for any ranks and backend."""
         bk = self.bk
         count = self._rand_counts[site]
-        self._rand_counts[site] = count + 1
+        if entries is not None and entries.later_block:  # the same draw as the head's first block
+            count -= 1
+        else:
+            self._rand_counts[site] = count + 1
         if dom == "S":
             return float(bk.item(bk.uniform(self.seed, site, count, self.xp.zeros(1, dtype=self.xp.int64))[0]))
         if dom == "V":

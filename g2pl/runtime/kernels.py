@@ -122,6 +122,16 @@ class Segments:
     def sum(self, vals: np.ndarray) -> np.ndarray:
         return self.reduce(np.add, vals, 0)
 
+    def row_blocks(self, size: int) -> list[tuple[int, int, int, int]]:
+        """Consecutive blocks of whole rows of about `size` entries each (a longer row is a block of
+        its own): (first row, end row, first entry, end entry)."""
+        total = int(self.indptr[-1])
+        cuts = np.searchsorted(self.indptr, np.arange(size, total, size), side="left")
+        cuts = np.concatenate([[0], cuts, [self.n]])
+        cuts = cuts[np.append(True, cuts[1:] != cuts[:-1])].tolist()
+        ptr = self.indptr[cuts].tolist()
+        return [(a, b, lo, hi) for a, b, lo, hi in zip(cuts[:-1], cuts[1:], ptr[:-1], ptr[1:])]
+
     #: entries gathered per block by `gather_reduce` (the block stays in cache between gather and reduce)
     BLOCK = 1 << 17
 

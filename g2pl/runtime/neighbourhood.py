@@ -83,12 +83,18 @@ class Neighbourhood:
     def _reduce(self, spec: Spec, ext: tuple, head, adj: Adjacency, present, pushed, recv):
         xp = self.xp
         if spec.per_entry:
-            E = Entries(adj, self.lg.ext_ids, self.lg.ids, pushed)
-            value, mask = head(E, *ext)
-            if present is not None:
-                sent = present[E.nbr]
-                mask = sent if mask is None else xp.logical_and(sent, mask)
-            return self._reduce_entries(spec.op, value, mask, E, spec.elem)
+            block = self.bk.entry_block
+            if pushed is not None or not block or adj.entries <= 2 * block:
+                return self._head_entries(spec, ext, head, Entries(adj, self.lg.ext_ids, self.lg.ids, pushed),
+                                          present)
+            out = None
+            for k, rows in enumerate(adj.seg.row_blocks(block)):
+                E = Entries(adj, self.lg.ext_ids, self.lg.ids, None, rows, later_block=k > 0)
+                got = self._head_entries(spec, ext, head, E, present)
+                if out is None:
+                    out = xp.empty(self.n, dtype=got.dtype)
+                out[rows[0]:rows[1]] = got
+            return out
         value, mask = head(*ext)
         if present is not None:
             mask = present if mask is None else xp.logical_and(present, mask)
@@ -201,6 +207,14 @@ class Neighbourhood:
 
     # ------------------------------------------------------------ reductions
 
+    def _head_entries(self, spec: Spec, ext: tuple, head, E: Entries, present):
+        """The head over entries `E`, reduced per receiver (E's rows only, for a block)."""
+        value, mask = head(E, *ext)
+        if present is not None:
+            sent = present[E.nbr]
+            mask = sent if mask is None else self.xp.logical_and(sent, mask)
+        return self._reduce_entries(spec.op, value, mask, E, spec.elem)
+
     def _reduce_entries(self, op: str, value, mask, E: Entries, elem: str):
         """Aggregate per-entry values (over the pushed entries only when pushing)."""
         k, bk = len(E), self.bk
@@ -209,8 +223,8 @@ class Neighbourhood:
         if E.pushed:
             ids = self.lg.ext_ids[E.nbr] if op in ("argmin", "argmax") else None
             return bk.scatter_reduce(op, E.own, v, msk, self.n, elem, ids)
-        ids = E.adj.nbr_ids if op in ("argmin", "argmax") else None
-        return bk.seg_reduce(E.adj.seg, op, v, msk, elem, ids)
+        ids = E.nbr_ids if op in ("argmin", "argmax") else None
+        return bk.seg_reduce(E.seg, op, v, msk, elem, ids)
 
     def _push(self, op: str, value, mask, pushed: tuple, elem: str):
         ne = self.lg.n_ext

@@ -64,6 +64,9 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
     # ---- structure
 
     segments = staticmethod(K.Segments)
+    #: a per-entry head is evaluated on blocks of whole rows of about this many entries, so that its
+    #: entry-length temporaries stay in cache (and int32 indices are widened a block at a time)
+    entry_block = 1 << 17
     expand_ranges = staticmethod(K.expand_ranges)
 
     @staticmethod
