@@ -511,10 +511,10 @@ def test_per_entry_heads_in_row_blocks_give_the_same_bits(monkeypatch, directed:
     """Per-entry heads evaluated a block of whole rows at a time (NumPy: entry-length temporaries in
     cache) give exactly the one-pass answers: float sums in row order, argmin ties, mode, the receiver's
     own values, and rand() draws (one draw per evaluation, keyed by edge)."""
-    import g2pl
-    from g2pl.runtime import kernels as K
-    from g2pl.runtime.numpy_backend import NumPyBackend
     from oracles import random_graph
+
+    import g2pl
+    from g2pl.runtime.numpy_backend import NumPyBackend
 
     g = random_graph(11, 500, directed=directed, weighted=True).g
     prog = g2pl.compile(BLOCK_PROG)
@@ -540,3 +540,15 @@ def test_row_blocks_cover_every_row_once() -> None:
         assert a < b and (lo, hi) == (seg.indptr[a], seg.indptr[b])
         assert nxt is None or nxt[0] == b
         assert hi - lo <= 64 + counts[b - 1] or b - a == 1
+
+
+def test_take_into_widens_int32_indices_a_block_at_a_time(monkeypatch) -> None:
+    from g2pl.runtime.numpy_backend import NumPyBackend
+
+    monkeypatch.setattr(K.Segments, "BLOCK", 64)
+    rng = np.random.default_rng(8)
+    table = rng.standard_normal(300)
+    for idx in (rng.integers(0, 300, 1000).astype(np.int32), rng.integers(0, 300, 1000), np.zeros(0, np.int32)):
+        out = np.full(len(idx), np.nan)
+        NumPyBackend.take_into(table, idx, out)
+        assert np.array_equal(out, table[idx])

@@ -247,9 +247,9 @@ class Edges:
             if all(self.bk.item(a.all()) for a in arrs):  # every vertex is in every set (as sets usually start)
                 out, members = xp.ones(self.m, dtype=bool), None
             else:
-                out = arrs[0][ends[0]]
+                out = self._gather(arrs[0], ends[0])
                 for a, e in zip(arrs[1:], ends[1:]):
-                    out &= a[e]
+                    out &= self._gather(a, e)
                 members = self.bk.nonzero(out) if self.bk.item(xp.count_nonzero(out)) * 4 < self.m else None
         if members is None:  # too many to list: the next run checks every edge
             self._within.pop(key, None)

@@ -87,8 +87,14 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
 
     @staticmethod
     def take_into(table, idx, out) -> None:
-        """out[:] = table[idx] without a temporary (valid indices; see kernels.TAKE_MODE)."""
-        np.take(table, idx, out=out, mode=K.TAKE_MODE)
+        """out[:] = table[idx] without a temporary (valid indices; see kernels.TAKE_MODE).  NumPy's take
+        widens int32 indices into a full-length intp copy first: they go a block at a time instead."""
+        n, block = len(idx), K.Segments.BLOCK
+        if idx.dtype == np.intp or n <= 2 * block:
+            np.take(table, idx, out=out, mode=K.TAKE_MODE)
+            return
+        for i in range(0, n, block):
+            np.take(table, idx[i:i + block], out=out[i:i + block], mode=K.TAKE_MODE)
 
     # ---- neighbourhood reductions
 
