@@ -138,13 +138,18 @@ class Edges:
         xp, lg = self.xp, self.lg
         idx = None if need is None else self._needed_edges(need)
         at = slice(None) if idx is None else idx
-        base = xp.ones(self.m, dtype=bool) if need is None else self.entries(need, self.m).astype(bool, copy=False)
-        base = base[at]
+        k = self.m if idx is None else len(idx)
+        base = None  # every edge at `at` (the needed edges, when listed, all have `need`)
+        if idx is None and need is not None:
+            base = self.entries(need, self.m).astype(bool, copy=False)
         if lg.size > 1:
-            base = base & lg.edge_owned[at]
+            base = lg.edge_owned[at] if base is None else base & lg.edge_owned
         for cond in sent(at, *reads):
-            sel = base if cond is None else base & self.entries(cond, int(base.shape[0]))
-            self.tally.pending.append(xp.count_nonzero(sel))
+            if cond is None:
+                self.tally.pending.append(k if base is None else xp.count_nonzero(base))
+            else:
+                cond = self.entries(cond, k)
+                self.tally.pending.append(xp.count_nonzero(cond if base is None else base & cond))
 
     def at_endpoint(self, ext, side: str, need=None):
         """Vertex values (ext array) at each local edge's `side` endpoint; with `need`, only where the
