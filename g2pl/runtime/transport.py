@@ -25,9 +25,15 @@ def elem_of(a) -> str:
 class Transport:
     """Moves ghost values for one rank's part `lg` over communicator `comm`."""
 
+    #: send masks whose received presence is kept for reuse (matching: Deps, its delta flips, argmin)
+    MASKS_KEPT = 3
+
     def __init__(self, bk: Backend, lg, comm, tally: Tally) -> None:
         self.bk, self.xp, self.lg, self.comm, self.tally = bk, bk.xp, lg, comm, tally
         self._present_counts = None
+        # (send mask, its senders, counts per rank, received presence, its counts per rank) of the last
+        # few exchanges with a send mask, newest last: see _presence
+        self._recent: list[tuple] = []
 
     def exchange(self, spec: Spec, arrays: tuple, sendm) -> tuple[list, object]:
         """(ext arrays: owned values followed by ghost values; ext presence, or None when all send)."""
@@ -86,15 +92,31 @@ class Transport:
         bits = self.bk.packbits_segments(sel, lg.send_counts)
         return lg.send_idx[self.bk.nonzero(sel)], self.bk.segment_counts(sel, lg.send_counts), bits
 
+    def _presence(self, sendm) -> tuple:
+        """(sending mirrors, their counts per destination, the ghosts' presence or None when all send).
+
+        The presence bitmaps cross ranks once per send mask: an exchange sending from the very array an
+        earlier one sent from (matching's Deps and argmin both send from `NotMatched`, a superstep
+        apart) reuses what arrived.  Program arrays are never written in place, the mask is held here
+        so that its identity cannot be reused, and every rank runs the same program, so all ranks skip
+        the same exchanges."""
+        for got in self._recent if sendm is not None else ():
+            if got[0] is sendm:
+                self._present_counts = got[4]
+                return got[1], got[2], got[3]
+        idx, counts, bits = self._senders(sendm)
+        present = None if bits is None else self._recv_presence(bits)
+        if sendm is not None:
+            self._recent = [*self._recent[-(self.MASKS_KEPT - 1):], (sendm, idx, counts, present, self._present_counts)]
+        return idx, counts, present
+
     def _records(self, spec: Spec, arrays, sendm) -> tuple[list, object]:
         """Fixed-size records (the program's record at -O1), optionally only from present mirrors."""
         lg, bk = self.lg, self.bk
         layout, rb = self._layout(spec, arrays)
-        idx, counts, bits = self._senders(sendm)
+        idx, counts, present = self._presence(sendm)
         buf = bk.pack_records(arrays, layout, rb, idx)
-        present = None
-        if bits is not None:
-            present = self._recv_presence(bits)
+        if present is not None:
             recv, _ = self.comm.alltoallv(buf.reshape(-1).view(f"V{rb}"), counts)
         else:
             recv, _ = self.comm.alltoallv(buf.reshape(-1).view(f"V{rb}"), counts, lg.recv_counts)
@@ -104,8 +126,7 @@ class Transport:
     def _packed(self, arrays, sendm) -> tuple[list, object]:
         """Only the needed fields: bool fields bit-packed, others as values, per destination rank."""
         lg, bk = self.lg, self.bk
-        idx, counts, bits = self._senders(sendm)
-        present = self._recv_presence(bits) if bits is not None else None
+        idx, counts, present = self._presence(sendm)
         n_recv = int(lg.recv_counts.sum()) if present is None else int(self.bk.item(self.xp.count_nonzero(present)))
         value_counts = lg.recv_counts if present is None else self._present_counts
         out = []
