@@ -85,7 +85,7 @@ class Adjacency:
                 return base, True
         elif work > frac * self.entries or self._first_sighting(msk, reused):
             return None
-        keep = self.bk.nonzero(msk[base.nbr])
+        keep = self.bk.nonzero(self.bk.gather(msk, base.nbr))
         owner = base.owner[keep]  # rows of the kept entries (ascending): the view's row structure
         indptr = xp.zeros(self.seg.n + 1, dtype=xp.int64)
         xp.cumsum(self.bk.bincount(owner, minlength=self.seg.n), out=indptr[1:])
@@ -137,7 +137,7 @@ class Adjacency:
     @property
     def nbr_ids(self):
         if self._nbr_ids is None:
-            self._nbr_ids = self._ext_ids[self.nbr]
+            self._nbr_ids = self.bk.gather(self._ext_ids, self.nbr)
         return self._nbr_ids
 
     @property

@@ -179,6 +179,9 @@ class CuPyBackend(intops.IntOpsMixin):
     def take_into(self, table, idx, out):
         self.xp.take(table, idx, out=out)
 
+    def gather(self, table, idx):
+        return table[idx]
+
     # ---- neighbourhood reductions
 
     def seg_reduce(self, seg, op: str, value, mask, elem: str, ids=None):

@@ -163,14 +163,7 @@ class Edges:
                 return out
         if self.lg.size == 1 and self.bk.is_array(ext) and len(ext) == self.n:
             return self._endpoint_update(ext, side, ends)
-        return self._gather(ext, ends)
-
-    def _gather(self, ext, ends):
-        """`ext[ends]` through the backend's take (NumPy's fancy indexing converts int32 indices in
-        buffered chunks, about twice as slow as a take)."""
-        out = self.xp.empty(len(ends), dtype=ext.dtype)
-        self.bk.take_into(ext, ends, out)
-        return out
+        return self.bk.gather(ext, ends)
 
     def _endpoint_update(self, ext, side: str, ends):
         """`ext[ends]` (one rank), updated from an earlier answer: programs usually read the same vertex
@@ -197,7 +190,7 @@ class Edges:
             snap[changed] = ext[changed]
             slots[k] = (snap, out)
             return out
-        out = self._gather(ext, ends)
+        out = self.bk.gather(ext, ends)
         if len(slots) < 2:
             slots.append((ext.copy(), out))
         return out
@@ -252,9 +245,9 @@ class Edges:
             if all(self.bk.item(a.all()) for a in arrs):  # every vertex is in every set (as sets usually start)
                 out, members = xp.ones(self.m, dtype=bool), None
             else:
-                out = self._gather(arrs[0], ends[0])
+                out = self.bk.gather(arrs[0], ends[0])
                 for a, e in zip(arrs[1:], ends[1:]):
-                    out &= self._gather(a, e)
+                    out &= self.bk.gather(a, e)
                 members = self.bk.nonzero(out) if self.bk.item(xp.count_nonzero(out)) * 4 < self.m else None
         if members is None:  # too many to list: the next run checks every edge
             self._within.pop(key, None)

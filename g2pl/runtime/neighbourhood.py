@@ -122,7 +122,7 @@ class Neighbourhood:
             return
         sel = along[adj.eid]
         if present is not None:
-            sel = xp.logical_and(sel, present[adj.nbr])
+            sel = xp.logical_and(sel, self.bk.gather(present, adj.nbr))
         self.tally.messages += int(self.bk.item(xp.count_nonzero(sel)))
 
     def _count_known(self, adj: Adjacency, present, known, pushed) -> None:
@@ -211,7 +211,7 @@ class Neighbourhood:
         """The head over entries `E`, reduced per receiver (E's rows only, for a block)."""
         value, mask = head(E, *ext)
         if present is not None:
-            sent = present[E.nbr]
+            sent = self.bk.gather(present, E.nbr)
             mask = sent if mask is None else self.xp.logical_and(sent, mask)
         return self._reduce_entries(spec.op, value, mask, E, spec.elem)
 
@@ -301,7 +301,8 @@ class Neighbourhood:
             if packed is not None:
                 return packed
         ids = adj.nbr_ids if op in ("argmin", "argmax") else None
-        return bk.seg_reduce(adj.seg, op, v[adj.nbr], None if msk is None else msk[adj.nbr], elem, ids)
+        return bk.seg_reduce(adj.seg, op, bk.gather(v, adj.nbr), None if msk is None else bk.gather(msk, adj.nbr),
+                             elem, ids)
 
     def _any_in(self, adj: Adjacency, x, rows=None):
         """Per receiver: does any sender along its entries have `x`?  Pulled with early exit (only over

@@ -85,6 +85,13 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
         """The graph part the verbs work on: the host part itself."""
         return lg
 
+    @classmethod
+    def gather(cls, table, idx):
+        """`table[idx]` for a 1-d table, through take_into (int32 indices a block at a time)."""
+        out = np.empty(len(idx), dtype=table.dtype)
+        cls.take_into(table, idx, out)
+        return out
+
     @staticmethod
     def take_into(table, idx, out) -> None:
         """out[:] = table[idx] without a temporary (valid indices; see kernels.TAKE_MODE).  NumPy's take
