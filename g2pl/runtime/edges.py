@@ -159,7 +159,7 @@ class Edges:
             idx = self._needed_edges(need)
             if idx is not None:
                 out = self.sparse_buffer(("at_endpoint", side), self.m, ext.dtype, idx)
-                out[idx] = ext[ends[idx]]
+                out[idx] = self.bk.gather(ext, ends[idx])
                 return out
         if self.lg.size == 1 and self.bk.is_array(ext) and len(ext) == self.n:
             return self._endpoint_update(ext, side, ends)
@@ -184,7 +184,7 @@ class Edges:
             lens = indptr[changed + 1] - starts
             if int(self.bk.item(lens.sum())) * 16 < self.m:  # scattered re-gathers cost several times a sequential one
                 e = eid[self.bk.expand_ranges(starts, lens)]
-                out[e] = ext[ends[e]]
+                out[e] = self.bk.gather(ext, ends[e])
             else:
                 self.bk.take_into(ext, ends, out)
             snap[changed] = ext[changed]
@@ -235,7 +235,7 @@ class Edges:
             cand = prev[1]
             keep = xp.ones(len(cand), dtype=bool)
             for a, e in zip(arrs, ends):
-                keep &= a[e[cand]]
+                keep &= self.bk.gather(a, e[cand])
             members = cand[self.bk.nonzero(keep)]
             out = xp.zeros(self.m, dtype=bool)
             out[members] = True

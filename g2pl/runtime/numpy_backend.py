@@ -120,7 +120,7 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
         """Per row of `rows`: does any of its entries have a sender where `mask` holds?"""
         starts = indptr[rows]
         lens = indptr[rows + 1] - starts
-        sent = mask[nbr[K.expand_ranges(starts, lens)]]
+        sent = NumPyBackend.gather(mask, nbr[K.expand_ranges(starts, lens)])
         nz = np.flatnonzero(lens)
         out = np.zeros(len(rows), dtype=bool)
         if len(nz):
