@@ -552,3 +552,22 @@ def test_take_into_widens_int32_indices_a_block_at_a_time(monkeypatch) -> None:
         out = np.full(len(idx), np.nan)
         NumPyBackend.take_into(table, idx, out)
         assert np.array_equal(out, table[idx])
+
+
+@pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax"])
+def test_pushed_min_max_tell_empty_receivers_from_identity_values(op: str) -> None:
+    """A receiver is empty when no entry reaches it, also when entries carry the identity itself
+    (inf for a float min): the push gives what the segment reduction gives."""
+    from g2pl.runtime.numpy_backend import NumPyBackend
+
+    bk, rng = NumPyBackend(), np.random.default_rng(4)
+    n, k = 40, 200
+    recv = rng.integers(0, n - 5, k).astype(np.int32)  # the last receivers get nothing
+    ids = rng.permutation(1000)[:k].astype(np.int64)
+    ident = np.inf if "min" in op else -np.inf
+    for vals in (rng.standard_normal(k), np.where(rng.random(k) < 0.3, ident, rng.standard_normal(k)), np.full(k, ident)):
+        order = np.argsort(recv, kind="stable")
+        seg = K.Segments(np.concatenate([[0], np.cumsum(np.bincount(recv, minlength=n))]))
+        want = bk.seg_reduce(seg, op, vals[order], None, "float", ids[order])
+        got = bk.scatter_reduce(op, recv, vals, None, n, "float", ids if "arg" in op else None)
+        assert np.array_equal(got, want, equal_nan=True), (op, vals[:3])

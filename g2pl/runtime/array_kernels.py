@@ -201,7 +201,10 @@ def scatter_reduce(ops, op: str, recv, vals, mask, n: int, elem: str, ids=None):
         ident = identity(base, v.dtype)
         best = xp.full(n, ident, dtype=v.dtype)
         (xp.minimum if base == "min" else xp.maximum).at(best, recv, v)
-        empty = ops.bincount(recv, minlength=n) == 0  # (or/and/sum need no counts)
+        if ops.item(xp.any(v == ident)):  # a value is the identity: count each receiver's entries
+            empty = ops.bincount(recv, minlength=n) == 0
+        else:  # no value is the identity, so a receiver still at it received none
+            empty = best == ident
         if op in ("min", "max"):
             return xp.where(empty, empty_value(op, elem), best).astype(DTYPES[elem], copy=False)
         cand = v == best[recv]
