@@ -490,6 +490,32 @@ def test_allocator_tuning_serves_large_arrays_from_the_heap():
     assert out.stdout.split() == ["False", "True", "False"]
 
 
+_WARM = """
+import ctypes
+from g2pl.runtime import alloc
+
+class Info(ctypes.Structure):
+    _fields_ = [(k, ctypes.c_size_t) for k in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+
+info = ctypes.CDLL("libc.so.6").mallinfo2
+info.restype = Info
+free_before = info().fordblks
+alloc.warm(1 << 27)
+print(info().fordblks - free_before >= 0.9 * (1 << 27))
+"""
+
+
+@pytest.mark.skipif(not _has_mallinfo2(), reason="glibc >= 2.33 (mallinfo2) only")
+def test_warming_leaves_faulted_heap_free_for_later_arrays():
+    """alloc.warm(n): n bytes are faulted in and stay in the process as free heap (a rank that received
+    its graph part starts as warm as rank 0); with the tuning off it does nothing."""
+    for tuning, want in (("1", "True"), ("0", "False")):
+        env = dict(os.environ, G2PL_MALLOC_TUNING=tuning)
+        out = subprocess.run([sys.executable, "-c", _WARM], capture_output=True, text=True, env=env, check=True)
+        assert out.stdout.split() == [want]
+
+
 BLOCK_PROG = """
 main() {
   X = { float(id) * 0.37 | v <- V };

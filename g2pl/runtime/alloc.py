@@ -46,3 +46,15 @@ def _mallopt() -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_BYTES))
+
+
+def warm(nbytes: int) -> None:
+    """Fault `nbytes` of heap in now and leave them free for the arrays to come (only while `tune()`
+    keeps freed memory in the process).  A rank that received its graph part starts with a small heap
+    and page-faults its temporaries in superstep after superstep, while rank 0's heap is still warm
+    from partitioning the whole graph: the others wait for it (ws:1M matching, 2 ranks: rank 1
+    computed 3.0 s against rank 0's 1.8 s)."""
+    if nbytes > 0 and tune():
+        import numpy as np
+
+        np.ones(int(nbytes), dtype=np.uint8)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from g2pl.errors import G2PLRuntimeError, RunStopped
+from g2pl.runtime import alloc
 from g2pl.runtime.backend import load as load_backend
 from g2pl.runtime.checkpoint import Checkpointer, graph_digest
 from g2pl.runtime.comm import SingleComm
@@ -21,6 +22,9 @@ from g2pl.runtime.engine import Runtime
 from g2pl.runtime.launch import RankWatchdog, program_started
 from g2pl.runtime.partition import LocalGraph, partition, resolve_renumber, whole, whole_by_degree
 from g2pl.runtime.stats import Stats
+
+#: a rank that received its part warms this many heap bytes per byte of the part (see alloc.warm)
+WARM_PER_BYTE = 2
 
 
 def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
@@ -35,7 +39,9 @@ def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
         for r in range(1, comm.size):
             comm.c.send(parts[r], dest=r, tag=7)
         return parts[0]
-    return comm.c.recv(source=0, tag=7)
+    part = comm.c.recv(source=0, tag=7)
+    alloc.warm(WARM_PER_BYTE * sum(a.nbytes for a in vars(part).values() if isinstance(a, np.ndarray)))
+    return part
 
 
 def renumbering(graph, renumber: str | None) -> str | None:
