@@ -67,6 +67,7 @@ class Edges:
         self.transport, self.members, self.tally, self.stats = transport, members, tally, stats
         self._within: dict[int, tuple[list, object]] = {}  # per exchange spec: see within()
         self._deg = None  # see _degrees()
+        self._owned: tuple[int, int] | bool | None = None  # see _owned_span() (False: not one slice)
 
     def entries(self, x, k: int):
         return x if self.bk.is_array(x) else self.xp.full(k, x)
@@ -134,22 +135,44 @@ class Edges:
 
     def _count_sent(self, need, sent, reads: list) -> None:
         """One record per read and local edge owned here where `need` and the read's send condition
-        hold (evaluated at the needed edges only when they are few)."""
+        hold.  The conditions are evaluated at the owned edges only (one slice of the local edges when,
+        as partitions make them, they are in global (u, v) order: a rank owns the edges whose u it
+        owns), and at the needed ones only when those are few."""
         xp, lg = self.xp, self.lg
+        span = self._owned_span()
+        lo, hi = span if span is not None else (0, self.m)
         idx = None if need is None else self._needed_edges(need)
-        at = slice(None) if idx is None else idx
-        k = self.m if idx is None else len(idx)
-        base = None  # every edge at `at` (the needed edges, when listed, all have `need`)
-        if idx is None and need is not None:
-            base = self.entries(need, self.m).astype(bool, copy=False)
-        if lg.size > 1:
-            base = lg.edge_owned[at] if base is None else base & lg.edge_owned
+        base = None  # every edge at `at` counts (a listed needed edge has `need`)
+        if idx is None:
+            at = slice(lo, hi)
+            if need is not None:
+                base = self.entries(need, self.m).astype(bool, copy=False)[lo:hi]
+        else:
+            at = idx[int(self.bk.item(xp.searchsorted(idx, lo))):int(self.bk.item(xp.searchsorted(idx, hi)))]
+        if span is None:  # owned edges scattered among the others
+            owned = lg.edge_owned[at]
+            base = owned if base is None else base & owned
+        k = hi - lo if idx is None else len(at)
         for cond in sent(at, *reads):
             if cond is None:
                 self.tally.pending.append(k if base is None else xp.count_nonzero(base))
             else:
                 cond = self.entries(cond, k)
                 self.tally.pending.append(xp.count_nonzero(cond if base is None else base & cond))
+
+    def _owned_span(self) -> tuple[int, int] | None:
+        """[lo, hi): the local edges this rank owns, when they are one slice (all of them on one rank);
+        None when they are not."""
+        if self._owned is None:
+            lg = self.lg
+            if lg.size == 1:
+                self._owned = (0, self.m)
+            else:
+                own = self.bk.nonzero(lg.edge_owned)
+                lo = int(self.bk.item(own[0])) if len(own) else 0
+                contiguous = not len(own) or int(self.bk.item(own[-1])) == lo + len(own) - 1
+                self._owned = (lo, lo + len(own)) if contiguous else False
+        return self._owned or None
 
     def at_endpoint(self, ext, side: str, need=None):
         """Vertex values (ext array) at each local edge's `side` endpoint; with `need`, only where the
