@@ -145,7 +145,7 @@ class Edges:
         base = None  # every edge at `at` counts (a listed needed edge has `need`)
         if idx is None:
             at = slice(lo, hi)
-            if need is not None:
+            if need is not None and self.members.known(need)[0] != self.m:  # (not every edge: a mask)
                 base = self.entries(need, self.m).astype(bool, copy=False)[lo:hi]
         else:
             at = idx[int(self.bk.item(xp.searchsorted(idx, lo))):int(self.bk.item(xp.searchsorted(idx, hi)))]
