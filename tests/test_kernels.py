@@ -447,11 +447,8 @@ def test_select_is_bit_identical_to_where(density, kinds):
         assert np.array_equal(got.view(f"i{want.dtype.itemsize}"), want.view(f"i{want.dtype.itemsize}"))
 
 
-_MMAPPED = """
-import ctypes, sys
-import os
-import subprocess
-import sys
+_MALLINFO = """
+import ctypes
 
 import numpy as np
 from g2pl.runtime import alloc
@@ -462,6 +459,9 @@ class Info(ctypes.Structure):
 
 info = ctypes.CDLL("libc.so.6").mallinfo2
 info.restype = Info
+"""
+
+_MMAPPED = _MALLINFO + """
 before = np.ones(1 << 23)  # 64 MB: glibc maps it on its own by default
 mapped_before = info().hblkhd
 del before
@@ -490,16 +490,7 @@ def test_allocator_tuning_serves_large_arrays_from_the_heap():
     assert out.stdout.split() == ["False", "True", "False"]
 
 
-_WARM = """
-import ctypes
-from g2pl.runtime import alloc
-
-class Info(ctypes.Structure):
-    _fields_ = [(k, ctypes.c_size_t) for k in
-                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
-
-info = ctypes.CDLL("libc.so.6").mallinfo2
-info.restype = Info
+_WARM = _MALLINFO + """
 free_before = info().fordblks
 alloc.warm(1 << 27)
 print(info().fordblks - free_before >= 0.9 * (1 << 27))
