@@ -392,13 +392,14 @@ def _state_out(s: State, defined: set[str], check: bool) -> set[str]:
     return d
 
 
-def _definitely_assigned(plan: Plan) -> None:
+def assigned_into(plan: Plan) -> dict[int, set[str]]:
+    """The variables assigned on every path into each reachable state (a forward must-analysis: a
+    state's input shrinks to what every predecessor assigns)."""
     if not plan.states:
-        return
-    start = _initially(plan.proc)
-    into: dict[int, set[str]] = {0: start}
+        return {}
+    into: dict[int, set[str]] = {0: _initially(plan.proc)}
     todo = [0]
-    while todo:  # forward must-analysis: a state's input shrinks to what every predecessor assigns
+    while todo:
         sid = todo.pop()
         out = _state_out(plan.states[sid], into[sid], check=False)
         for n in plan.states[sid].successors():
@@ -406,7 +407,16 @@ def _definitely_assigned(plan: Plan) -> None:
             if n not in into or new != into[n]:
                 into[n] = new
                 todo.append(n)
-    for sid, d in into.items():
+    return into
+
+
+def assigned_at_exchange(plan: Plan, s: State, into: dict[int, set[str]]) -> set[str]:
+    """The variables assigned on every path to state `s`'s exchange group (what it may read)."""
+    return set(into.get(s.id, set())).union(*(i.defs() for i in s.instrs))
+
+
+def _definitely_assigned(plan: Plan) -> None:
+    for sid, d in assigned_into(plan).items():
         _state_out(plan.states[sid], d, check=True)
 
 
