@@ -147,9 +147,10 @@ class Plan:
         return need_in or not need_out, need_out
 
 
-def walk_paths(plan: Plan, s: State, use: ir.Instr,
+def walk_paths(plan: Plan, s: State, use: ir.Instr | None,
                visit: Callable[[State, list[ir.Instr], bool], bool | None]) -> bool:
-    """Follow every path from the end of state `s` (its exchange) until instruction `use` runs.
+    """Follow every path from the end of state `s` (its exchange) until instruction `use` runs
+    (None: until `visit` ends it).
 
     `visit(state, instrs, reached)` sees each state once, with the instructions that run on
     the path before `use` (all of them when `use` is not in that state) and whether `use` ends

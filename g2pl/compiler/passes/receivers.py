@@ -39,7 +39,7 @@ import dataclasses
 
 from g2pl.compiler import ir
 from g2pl.compiler.passlog import PassLog, PassNote
-from g2pl.compiler.plan import Exch, Plan, State, local_readers
+from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
 
 
 def _is_shrink(ins: ir.Instr, r: str) -> bool:
@@ -75,21 +75,15 @@ def _unchanged_between(plan: Plan, a: State, b: State, r: str) -> bool:
     """No path from the end of state `a` (its exchange) to the exchange of state `b` assigns `r`."""
     if a is b:
         return False
-    seen: set[int] = set()
-    todo = list(a.successors())
-    while todo:
-        st = plan.states[todo.pop()]
-        if st.id in seen:
-            continue
-        seen.add(st.id)
-        if any(r in ins.defs() for ins in st.instrs):
+
+    def visit(st: State, before: list[ir.Instr], _reached: bool) -> bool | None:
+        if any(r in ins.defs() for ins in before):
             return False
         if st is b or st is a:
-            continue  # the reading exchange runs (or the defining one again)
-        if any(r in x.instr.defs() for x in st.exchange):
-            return False
-        todo += st.successors()
-    return True
+            return None  # the reading exchange runs (or the defining one again)
+        return not any(r in x.instr.defs() for x in st.exchange)
+
+    return walk_paths(plan, a, None, visit)
 
 
 def _state_of(plan: Plan, i: ir.Instr) -> State:
