@@ -18,23 +18,12 @@ import pytest
 
 from g2pl.errors import G2PLError
 from g2pl.graph import loaders, textblocks
-from g2pl.graph.graph import MAX_VERTEX_ID
 from g2pl.graph.textblocks import BlockSource, block_ends
 
 
 def parse_rows(path: str):
     """What load_edge_list does before build_graph: the parsed (u, v, w) rows in file order."""
-    data, as_file = loaders._check_text(path, loaders._read_bytes(path))
-    first = loaders._next_data_line(data, 0, 1)
-    assert first is not None
-    offset, lineno, body = first
-    comma = "," in body
-    ncols = len(loaders._split(body, comma))
-    idb = (0, MAX_VERTEX_ID, "vertex ID")
-    table = loaders._Table(path=path, data=data, offset=offset, lineno=lineno, ncols=ncols, comma=comma,
-                           bounds=(idb, idb), col_desc="'u v'" if ncols == 2 else "'u v weight'",
-                           as_file=as_file)
-    return loaders._load_rows(table)
+    return loaders.read_edge_rows(path)[:3]
 
 
 def reference_rows(text: str):

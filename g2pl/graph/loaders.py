@@ -434,6 +434,13 @@ def _validate_lines(t: _Table, lo: int, hi: int, lineno: int, rows_before: int) 
 
 def load_edge_list(path: str, directed: bool = False) -> Graph:
     """SNAP-style `u v [weight]` lines, whitespace- or comma-separated (decided by the first data line)."""
+    u, v, w, comma = read_edge_rows(path)
+    info = {"format": "edgelist", "separator": "comma" if comma else "whitespace"}
+    return build_graph(u, v, w, directed=directed, name=path, info=info)
+
+
+def read_edge_rows(path: str) -> tuple:
+    """An edge list's parsed rows in file order, checked: (u, v, weights or None, comma-separated?)."""
     data, as_file = _check_text(path, _read_bytes(path))
     first = _next_data_line(data, 0, 1)
     if first is None:
@@ -461,10 +468,7 @@ def load_edge_list(path: str, directed: bool = False) -> Graph:
         col_desc="'u v'" if ncols == 2 else "'u v weight'",
         as_file=as_file,
     )
-    u, v, w = _load_rows(table)
-    del table, data
-    info = {"format": "edgelist", "separator": "comma" if comma else "whitespace"}
-    return build_graph(u, v, w, directed=directed, name=path, info=info)
+    return (*_load_rows(table), comma)
 
 
 _MTX_HEADER = "'%%MatrixMarket matrix coordinate <pattern|real|integer> <general|symmetric>'"
