@@ -1988,32 +1988,35 @@ class Reference:
         if len(gen.names) == 2:
             binders[gen.names[1]] = RB("edge", eid, None, "bool")
         inner = RCtx("A", len(owner), binders, centre=centre)
-        mask = np.ones(len(owner), bool)
+        out_elem, full = self.group_reduce(e, inner, owner, self.n, nb)
+        return RV("local" if ctx.dom != "T" else "vertex", out_elem, full[cb.idx])
+
+    def group_reduce(self, e, inner, group, n: int, member) -> tuple:
+        """(element type, one value per group 0..n-1): `e`'s head over the elements of `inner` where
+        its filters hold, reduced per `group` (ties by the original ID of each element's `member`)."""
         from g2pl.compiler import ast as A
 
+        k = len(group)
+        mask = np.ones(k, bool)
         for q in e.quals:
             if isinstance(q, A.Filter):
-                mask = np.logical_and(mask, np.broadcast_to(np.asarray(self.ev(q.expr, inner).data, bool),
-                                                            (len(owner),)))
+                mask &= np.broadcast_to(np.asarray(self.ev(q.expr, inner).data, bool), (k,))
         h = self.ev(e.heads[0], inner)
-        data = np.broadcast_to(np.asarray(h.data), (len(owner),))
+        data = np.broadcast_to(np.asarray(h.data), (k,))
         elem = "int" if h.elem == "bool" and e.op == "sum" else h.elem
-        out_elem = None
-        res = []
-        for c in range(self.n):
-            sel = mask & (owner == c)
+        out_elem, res = None, []
+        for c in range(n):
+            sel = mask & (group == c)
             vals = data[sel] if e.op == "count" else data[sel].astype(_NPT[elem])
-            out_elem, r = self.reduce(e.op, vals, elem, self.ids[nb[sel]])
-            res.append(r)
+            out_elem, x = self.reduce(e.op, vals, elem, self.ids[member[sel]])
+            res.append(x)
         if out_elem is None:
             out_elem, _ = self.reduce(e.op, np.zeros(0, _NPT[elem]), elem, np.zeros(0, np.int64))
-        full = np.array(res, dtype=_NPT[out_elem]) if res else np.zeros(0, _NPT[out_elem])
-        return RV("local" if ctx.dom != "T" else "vertex", out_elem, full[cb.idx])
+        return out_elem, np.array(res, dtype=_NPT[out_elem]) if res else np.zeros(0, _NPT[out_elem])
 
     def common(self, e, gens, ctx):
         """Per edge of the enclosing edge comprehension: the aggregation over the w that are neighbours
         (in- or out-, per generator) of both endpoints, by dictionaries of each vertex's neighbours."""
-        from g2pl.compiler import ast as A
 
         if ctx.dom != "E":
             raise RefUnsupported("common neighbours outside an edge comprehension")
@@ -2045,22 +2048,7 @@ class Reference:
             if len(gen.names) == 2:
                 binders[gen.names[1]] = RB("edge", np.array(es, np.int64), None, "bool")
         inner = RCtx("W", len(r), binders, eidx=ctx.eidx[r])
-        mask = np.ones(len(r), bool)
-        for q in e.quals:
-            if isinstance(q, A.Filter):
-                mask &= np.broadcast_to(np.asarray(self.ev(q.expr, inner).data, bool), (len(r),))
-        h = self.ev(e.heads[0], inner)
-        data = np.broadcast_to(np.asarray(h.data), (len(r),))
-        elem = "int" if h.elem == "bool" and e.op == "sum" else h.elem
-        out_elem, res = None, []
-        for i in range(ctx.size):
-            sel = mask & (r == i)
-            vals = data[sel] if e.op == "count" else data[sel].astype(_NPT[elem])
-            out_elem, x = self.reduce(e.op, vals, elem, self.ids[wa[sel]])
-            res.append(x)
-        if out_elem is None:
-            out_elem, _ = self.reduce(e.op, np.zeros(0, _NPT[elem]), elem, np.zeros(0, np.int64))
-        return RV("local", out_elem, np.array(res, dtype=_NPT[out_elem]))
+        return RV("local", *self.group_reduce(e, inner, r, ctx.size, wa))
 
     def keyed(self, e, ctx, pre=None):
         """`AGG [ ... ] by KEY`, argmin/argmax with a payload, edge argmin/argmax: grouped directly
