@@ -196,11 +196,9 @@ class Entries:
 
     @property
     def nbr_ids(self):
-        if self.pushed:
-            return self._ext_ids[self.nbr]
-        if self._rows is None:
-            return self.adj.nbr_ids
-        return self._ext_ids[self.nbr]
+        if not self.pushed and self._rows is None:
+            return self.adj.nbr_ids  # every entry: made once per adjacency
+        return self.adj.bk.gather(self._ext_ids, self.nbr)
 
     @property
     def own_ids(self):

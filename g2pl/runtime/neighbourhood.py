@@ -132,7 +132,8 @@ class Neighbourhood:
         the rows of a view holding exactly the senders' entries), else from whichever side has fewer
         entries (both sets usually shrink together)."""
         xp, bk, n = self.xp, self.bk, self.n
-        rows = bk.nonzero(self.entries(known, self.lg.n_ext)[:n])
+        kn = self.entries(known, self.lg.n_ext)[:n].astype(bool, copy=False)
+        rows = bk.nonzero(kn)
         if present is None:
             self.tally.pending.append(adj.seg.counts[rows].sum())
             return
@@ -141,13 +142,13 @@ class Neighbourhood:
         if len(rows) == n:  # every receiver known: every entry of the senders
             self.tally.messages += work
         elif pushed is not None:
-            self.tally.pending.append(xp.count_nonzero(self._known_rows(rows)[pushed[0]]))
+            self.tally.pending.append(xp.count_nonzero(kn[pushed[0]]))
         elif (got := self._rows_from(adj, present)) is not None:
             self.tally.pending.append(got[rows].sum())
         elif work <= int(bk.item(adj.seg.counts[rows].sum())):  # the senders' entries, into known receivers
             indptr, recv, _eid = adj.transpose()
             pos = bk.expand_ranges(indptr[senders], lens)
-            self.tally.pending.append(xp.count_nonzero(self._known_rows(rows)[recv[pos]]))
+            self.tally.pending.append(xp.count_nonzero(kn[recv[pos]]))
         else:  # the known receivers' entries, from senders
             pos = bk.expand_ranges(adj.seg.indptr[rows], adj.seg.counts[rows])
             self.tally.pending.append(xp.count_nonzero(self.entries(present, self.lg.n_ext)[adj.nbr[pos]]))
@@ -166,11 +167,6 @@ class Neighbourhood:
 
     def _keep_rows(self, adj: Adjacency, present, counts) -> None:
         self._sent_rows = (adj, present.copy(), counts)
-
-    def _known_rows(self, rows):
-        kn = self.xp.zeros(self.n, dtype=bool)
-        kn[rows] = True
-        return kn
 
     def _send_work(self, adj: Adjacency, present) -> tuple:
         """(senders, their entry counts, total entries) of the ext senders where `present` holds.
