@@ -94,7 +94,7 @@ class Runtime:
         self.edges = Edges(bk, lg, self.transport, self.members, self.tally, self.stats)
         self.remote = Remote(bk, lg, self.comm, self.tally)
         self.common_nbrs = Common(bk, lg, self.comm, self.transport, self.tally)
-        self._keyed = Keyed(bk, lg, self.comm, self.tally, lambda: self.src_ids, lambda: self.dst_ids)
+        self._keyed = Keyed(bk, lg, self.comm, self.tally)
         self._aggs: list[tuple] = []
         self._modes: dict[int, tuple] = {}  # global `mode`s of this superstep: index in _aggs -> histogram
         self._fail_at = _fault_injection()
@@ -135,17 +135,11 @@ class Runtime:
     @property
     def src_ids(self):
         """Original ID of each local edge's u endpoint (computed on first use, kept on the graph part)."""
-        c = self.lg.cache
-        if c.src_ids is None:
-            c.src_ids = self.lg.ext_ids[self.lg.src]
-        return c.src_ids
+        return self.lg.end_ids("src")
 
     @property
     def dst_ids(self):
-        c = self.lg.cache
-        if c.dst_ids is None:
-            c.dst_ids = self.lg.ext_ids[self.lg.dst]
-        return c.dst_ids
+        return self.lg.end_ids("dst")
 
     # ------------------------------------------------------------ local values
 

@@ -24,9 +24,8 @@ from g2pl.runtime.values import DEFAULTS, INT64_MAX
 
 
 class Keyed:
-    def __init__(self, bk: Backend, lg, comm, tally: Tally, src_ids, dst_ids) -> None:
+    def __init__(self, bk: Backend, lg, comm, tally: Tally) -> None:
         self.bk, self.xp, self.lg, self.comm, self.tally = bk, bk.xp, lg, comm, tally
-        self._src_ids, self._dst_ids = src_ids, dst_ids  # callables: the runtime caches them
 
     # ------------------------------------------------------------ the verb
 
@@ -43,8 +42,8 @@ class Keyed:
             vals = vals.astype(xp.int64)
         t1 = t2 = None
         if arg or self._float_sum(spec, vals):  # ties (and the float sums' order) by original IDs
-            t1 = (lg.ids if spec.dom == "V" else self._src_ids())[sel]
-            t2 = xp.zeros(len(sel), dtype=xp.int64) if spec.dom == "V" else self._dst_ids()[sel]
+            t1 = (lg.ids if spec.dom == "V" else lg.end_ids("src"))[sel]
+            t2 = xp.zeros(len(sel), dtype=xp.int64) if spec.dom == "V" else lg.end_ids("dst")[sel]
         pay = self._arr(payload, size)[sel] if payload is not None else None
         valid = ~xp.isnan(vals) if arg and vals.dtype.kind == "f" else None  # NaN never wins
         if not spec.nkeys:
