@@ -163,6 +163,21 @@ class _AtExGen(_ExGen):
         raise AssertionError("rand() is drawn over the whole domain")
 
 
+class _SentGen(_ExGen):
+    """Renders a send condition over arrays at the edges being counted: each read's values by its
+    name, the endpoints' IDs as `_e.src_ids` and `_e.dst_ids` (runtime.edges.Counted);
+    receivers.sent_conditions reads nothing else."""
+
+    def _ex_Load(self, e: ir.Load) -> str:
+        return pyname(e.var)
+
+    def _ex_Ids(self, e: ir.Ids) -> str:
+        return {"src": "_e.src_ids", "dst": "_e.dst_ids"}[e.pos]
+
+    def _ex_Rand(self, e: ir.Rand) -> str:  # pragma: no cover - excluded by receivers._sender_known
+        raise AssertionError("a send condition draws no random numbers")
+
+
 def _sparse_conjunction(i: ir.Compute) -> ir.Ex | None:
     """`rest` when `i` computes `M && rest` over V or E, M a set variable and `rest` worth skipping
     (two operations or more, no rand()): where M is sparse, `rest` is evaluated at M's members only."""
@@ -331,8 +346,8 @@ class CodeGen:
             lines.append(f"_need = {self.ex(i.need, 'E')}  # the values are only used along these edges")
             kw = ", need=_need"
         if spec.sent:  # receivers: where each read's value can matter, as its sender decides
-            conds = ", ".join("None" if c is None else _AtExGen("E")(c) for c in i.sent)
-            kw += f", sent=lambda _i, {', '.join(pyname(t) for t in i.targets)}: ({conds}, )"
+            conds = ", ".join("None" if c is None else _SentGen("E")(c) for c in i.sent)
+            kw += f", sent=lambda _e, {', '.join(pyname(t) for t in i.targets)}: ({conds}, )"
         kept = ""
         if spec.delta:  # delta: the copies of the last run's values; only changed ones are sent
             kept = "".join(pyname(t) + ", " for t in i.keep)

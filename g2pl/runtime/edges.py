@@ -57,6 +57,27 @@ def _free_refs() -> int:
 _FREE_REFS = _free_refs()
 
 
+class Counted:
+    """The edges a send condition is evaluated at (`_e` in generated code): their endpoints' original
+    IDs, made on first use by `ids(side)`."""
+
+    def __init__(self, ids) -> None:
+        self._ids, self._made = ids, {}
+
+    def _get(self, side: str):
+        if side not in self._made:
+            self._made[side] = self._ids(side)
+        return self._made[side]
+
+    @property
+    def src_ids(self):
+        return self._get("src")
+
+    @property
+    def dst_ids(self):
+        return self._get("dst")
+
+
 class Edges:
     """Endpoint reads and edge sets over one rank's local edges."""
 
@@ -85,10 +106,10 @@ class Edges:
                 self._count(need)
         if spec.within:
             out = [self.within(spec.id, tuple((ext[k], side) for k, side in spec.reads))]
+        elif spec.counted and sent is not None:
+            out = self._sent_reads(ext, spec.reads, need, sent)
         else:
             out = [self.at_endpoint(ext[k], side, need) for k, side in spec.reads]
-            if spec.counted and sent is not None:
-                self._count_sent(need, sent, out)
         if spec.delta:  # copies: the program's arrays are its own
             out += [e.copy() if e is a else e for e, a in zip(ext, arrays)]
         return out
@@ -133,32 +154,54 @@ class Edges:
             k = int(self.bk.item(xp.count_nonzero(self.entries(edges, self.m) & lg.edge_owned)))
         self.tally.messages += 2 * k
 
-    def _count_sent(self, need, sent, reads: list) -> None:
-        """One record per read and local edge owned here where `need` and the read's send condition
-        hold.  The conditions are evaluated at the owned edges only (one slice of the local edges when,
-        as partitions make them, they are in global (u, v) order: a rank owns the edges whose u it
-        owns), and at the needed ones only when those are few."""
-        xp, lg = self.xp, self.lg
+    def _sent_reads(self, ext: list, reads: tuple, need, sent) -> list:
+        """The endpoint reads (as `at_endpoint` makes them), counting one record per read and local edge
+        owned here where `need` and the read's send condition hold.  `sent(E, *values)` gives each read's
+        condition (or None: always sent) from arrays at the counted edges: the endpoints' IDs (`Counted`
+        E) and the values read there (receivers.sent_conditions: nothing else).  They are evaluated at the owned
+        edges only (one slice of the local edges when, as partitions make them, they are in global
+        (u, v) order: a rank owns the edges whose u it owns); when the needed edges are few, at those
+        only, from the values just gathered for them."""
+        xp, bk, lg = self.xp, self.bk, self.lg
         span = self._owned_span()
         lo, hi = span if span is not None else (0, self.m)
         idx = None if need is None else self._needed_edges(need)
-        base = None  # every edge at `at` counts (a listed needed edge has `need`)
         if idx is None:
-            at = slice(lo, hi)
+            out = [self.at_endpoint(ext[k], side, need) for k, side in reads]
+            base = None  # every owned edge counts
             if need is not None and self.members.known(need)[0] != self.m:  # (not every edge: a mask)
                 base = self.entries(need, self.m).astype(bool, copy=False)[lo:hi]
+            if span is None:  # owned edges scattered among the others
+                base = lg.edge_owned if base is None else base & lg.edge_owned
+            conds = sent(Counted(lambda side: lg.end_ids(side)[lo:hi]), *(o[lo:hi] for o in out))
+            k = hi - lo
         else:
-            at = idx[int(self.bk.item(xp.searchsorted(idx, lo))):int(self.bk.item(xp.searchsorted(idx, hi)))]
-        if span is None:  # owned edges scattered among the others
-            owned = lg.edge_owned[at]
-            base = owned if base is None else base & owned
-        k = hi - lo if idx is None else len(at)
-        for cond in sent(at, *reads):
+            ends: dict[str, object] = {}  # side -> that endpoint of each needed edge
+            out, vals = [], []
+            for k, side in reads:
+                if side not in ends:
+                    ends[side] = bk.gather(lg.src if side == "src" else lg.dst, idx)
+                vals.append(bk.gather(ext[k], ends[side]))
+                buf = self.sparse_buffer(("at_endpoint", side), self.m, ext[k].dtype, idx)
+                buf[idx] = vals[-1]
+                out.append(buf)
+            a, b = 0, len(idx)
+            if span is not None and lg.size > 1:
+                a, b = (int(bk.item(xp.searchsorted(idx, x))) for x in (lo, hi))
+            base = lg.edge_owned[idx] if span is None else None
+            def ids(side: str):
+                at = ends[side][a:b] if side in ends else bk.gather(lg.src if side == "src" else lg.dst, idx[a:b])
+                return bk.gather(lg.ext_ids, at)
+
+            conds = sent(Counted(ids), *(v[a:b] for v in vals))
+            k = b - a
+        for cond in conds:
             if cond is None:
                 self.tally.pending.append(k if base is None else xp.count_nonzero(base))
             else:
                 cond = self.entries(cond, k)
                 self.tally.pending.append(xp.count_nonzero(cond if base is None else base & cond))
+        return out
 
     def _owned_span(self) -> tuple[int, int] | None:
         """[lo, hi): the local edges this rank owns, when they are one slice (all of them on one rank);
