@@ -283,6 +283,69 @@ def test_restricted_view_float_sums_are_bit_identical():
     assert np.array_equal(view.matrix("f") @ v, full)
 
 
+def test_views_for_some_receivers_hold_only_their_rows():
+    """A pull whose result only some receivers read (the receivers pass) gets a view of just those
+    receivers' rows: every entry from a sender in the set into such a receiver, nothing else, and the
+    same reductions there.  A later pull reuses the view only when its receivers are among the view's."""
+    for directed in (False, True):
+        g, rt = _runtime("er:400:3000", directed)
+        adj = rt.nbr.adj(False)
+        rng = np.random.default_rng(8)
+        msk = rng.random(g.n) < 0.3
+        rows = rng.random(g.n) < 0.2
+        work = int(np.dot(adj.sender_counts(), msk))
+        view, masked = adj.restricted(msk, work, 1.0, True, rows)
+        owner = np.repeat(np.arange(g.n), np.diff(adj.seg.indptr))
+        want = np.flatnonzero(msk[adj.nbr] & rows[owner])
+        assert not masked and view.entries == len(want) < int(np.count_nonzero(msk[adj.nbr]))
+        assert np.array_equal(view.nbr, adj.nbr[want]) and np.array_equal(view.owner, owner[want])
+        assert np.array_equal(view.rows, rows)
+        v = rng.standard_normal(g.n)
+        full = adj.matrix("f") @ np.where(msk, v, 0.0)
+        assert np.array_equal((view.matrix("f") @ v)[rows], full[rows])
+        assert adj.restricted(msk.copy(), work, 1.0, True, rows & (rng.random(g.n) < 0.5)) == (view, False)
+        fewer = msk & (rng.random(g.n) < 0.5)  # a subset of the senders: the view with their mask
+        assert adj.restricted(fewer, int(np.dot(adj.sender_counts(), fewer)), 1.0, True, rows) == (view, True)
+        other = ~rows & (rng.random(g.n) < 0.2)  # receivers outside the view's: not this view
+        got = adj.restricted(msk.copy(), work, 1.0, True, other)
+        assert got is not None and got[0] is not view and np.array_equal(got[0].rows, other)
+
+
+def test_known_receiver_counts_from_a_view_only_where_it_has_the_rows():
+    """Messages of a known-receiver pull (sent only to the receivers in the senders' copy `known`)
+    come from the row counts of a view over the same senders only when the view holds every known
+    receiver's row: a view made for the receivers' own set `recv` (a copy of all of them was known)
+    lacks the rows of the receivers that left it since their copies were sent."""
+    g, rt = _runtime("er:400:3000")
+    adj = rt.nbr.adj(False)
+    rng = np.random.default_rng(4)
+    senders = rng.random(g.n) < 0.3
+    recv = senders & (rng.random(g.n) < 0.5)
+    known = recv | (senders & (rng.random(g.n) < 0.5))  # a lagging copy: more than `recv`
+    assert np.any(known & ~recv)
+    owner = np.repeat(np.arange(g.n), np.diff(adj.seg.indptr))
+
+    def pull(op, kn, *value):
+        spec = Spec(0, "nbr", op=op, elem="int" if op == "sum" else "vid", presence=True, counted=True,
+                    known="k")
+        rt.tally.messages, rt.tally.pending = 0, []
+        head = (lambda x: (x, None)) if value else (lambda: (np.int64(1), None))
+        got = rt.nbr_combine(spec, value, head, send=senders, recv=recv, known=kn)
+        return got, rt.tally.messages + int(sum(int(p) for p in rt.tally.pending))
+
+    every = np.ones(g.n, dtype=bool)
+    adj.count_use(every), adj.count_use(every.copy())  # a set that served several pulls: a view at once
+    deps, sent = pull("sum", every)  # matching's Deps: a view of the `recv` rows, their counts kept
+    assert adj._views and np.array_equal(adj._views[-1][2].rows, recv)
+    assert sent == int(np.count_nonzero(senders[adj.nbr]))  # every receiver known: every entry
+    assert deps[recv].tolist() == [int(np.count_nonzero(senders[adj.nbr[owner == r]])) for r in np.flatnonzero(recv)]
+    kept = rt.nbr._sent_rows[1]
+    assert rt.nbr._rows_from(adj, kept, recv) is not None  # within the view's rows: its counts serve
+    assert rt.nbr._rows_from(adj, kept, known) is None  # receivers outside them: counted afresh
+    _best, sent = pull("argmin", known, deps)
+    assert sent == int(np.count_nonzero(senders[adj.nbr] & known[owner]))
+
+
 def test_views_from_all_entries_only_for_sender_sets_seen_before():
     """A view costs about two masked passes to make: a sender set few enough gets one only when it is
     within a set seen before (a shrinking frontier, a repeated set) or the set before it served several

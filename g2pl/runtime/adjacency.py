@@ -27,9 +27,11 @@ class Adjacency:
         self._mats: dict[str, Any] = {}
         self._reverse = reverse  # (indptr over senders, receivers, edges) when the graph already has it
         self._sender_counts = None
-        self._views: list[tuple[Any, Adjacency]] = []  # (sender mask, its restricted view), newest last
+        # (sender mask, receivers or None: all, the restricted view), newest last
+        self._views: list[tuple[Any, Any, Adjacency]] = []
         self._sighted: list[Any] = []  # sender masks few enough for a view, seen once, no view made yet
         self._last: tuple | None = None  # (last sender mask, pulls with it in a row, the previous mask's)
+        self.rows = None  # a view: the receivers whose rows it holds (bool per row; None: every row)
 
     def sender_counts(self):
         """Adjacency entries per (ext) sender: the records it sends in one exchange."""
@@ -58,40 +60,51 @@ class Adjacency:
         self._sighted.clear()
         self._last = None
 
-    def restricted(self, msk, work: int, frac: float, reused: bool) -> tuple[Adjacency, bool] | None:
+    def restricted(self, msk, work: int, frac: float, reused: bool, rows=None) -> tuple[Adjacency, bool] | None:
         """A smaller adjacency holding every entry whose sender has `msk` (rows and CSR order kept), and
         whether its entries still need the mask; None when the full adjacency (with the mask) is best.
+        `rows` (bool per receiver, or None: all): only these receivers' results are used (the receivers
+        pass), so a view holds only their rows' entries and leaves the others empty.
 
-        A reduction over a view gives the same result as the masked reduction over all entries (the
-        left-out entries are neutral; sums start from +0.0, so even float sums are bit-identical).  The
-        last few views are kept with the sender masks they were made for: a sender set that is a subset
-        of one (it shrinks from superstep to superstep, or repeats) uses that view, with the mask while
-        its senders still have more than `frac` of the view's entries, else a new view filtered from it
-        (cost proportional to the old view: views are made only when the work has shrunk by 1/frac).
-        From all entries, a view is made when `work` (the senders' entries) is at most `frac` of them
-        and the senders are within a set seen so before, or at once when the last sender set served
-        several pulls (`reused`, from `count_use`; see `_first_sighting`).
+        A reduction over a view gives the same result as the masked reduction over all entries at every
+        receiver it holds (the left-out entries are neutral; sums start from +0.0, so even float sums
+        are bit-identical).  The last few views are kept with the sender masks (and receivers) they were
+        made for: a sender set that is a subset of one (it shrinks from superstep to superstep, or
+        repeats), with its receivers among the view's, uses that view, with the mask while its senders
+        still have more than `frac` of the view's entries, else a new view filtered from it (cost
+        proportional to the old view: views are made only when the work has shrunk by 1/frac).  From all
+        entries, a view is made when `work` (the senders' entries) is at most `frac` of them and the
+        senders are within a set seen so before, or at once when the last sender set served several
+        pulls (`reused`, from `count_use`; see `_first_sighting`).
         """
         xp = self.bk.xp
         base, bk = self, -1
-        for k, (cm, view) in enumerate(self._views):
-            if view.entries < base.entries and self._within(msk, cm):
+        for k, (cm, rk, view) in enumerate(self._views):
+            if (view.entries < base.entries and self._within(msk, cm)
+                    and (rk is None or rows is not None and self._within(rows, rk))):
                 base, bk = view, k
         if base is not self:
             self._views.append(self._views.pop(bk))  # most recently used last
-            if base.entries == work:  # the same entries: no mask needed
+            cm, rk, _view = self._views[-1]
+            if base.entries == work if rk is None else not self.bk.item(xp.any(cm > msk)):  # the same senders
                 return base, False
             if work > frac * base.entries:
                 return base, True
         elif work > frac * self.entries or self._first_sighting(msk, reused):
             return None
-        keep = self.bk.nonzero(self.bk.gather(msk, base.nbr))
+        r = None if rows is None else self.bk.nonzero(rows)
+        if r is not None and int(self.bk.item(base.seg.counts[r].sum())) * 2 <= base.entries:
+            pos = self.bk.expand_ranges(base.seg.indptr[r], base.seg.counts[r])  # the receivers' entries
+            keep = pos[self.bk.nonzero(self.bk.gather(msk, base.nbr[pos]))]
+        else:  # most receivers: one pass over every entry, and the view holds every row
+            keep, rows = self.bk.nonzero(self.bk.gather(msk, base.nbr)), None
         owner = base.owner[keep]  # rows of the kept entries (ascending): the view's row structure
         indptr = xp.zeros(self.seg.n + 1, dtype=xp.int64)
         xp.cumsum(self.bk.bincount(owner, minlength=self.seg.n), out=indptr[1:])
         view = Adjacency(self.bk, indptr, base.nbr[keep], None, self._ext_ids)  # no edge ids (unused)
         view.seg._owner = owner
-        self._views.append((msk.copy(), view))
+        view.rows = None if rows is None else rows.copy()
+        self._views.append((msk.copy(), view.rows, view))
         del self._views[:-self.VIEWS_KEPT]
         return view, False
 

@@ -75,12 +75,12 @@ class Neighbourhood:
         pushed = None
         if spec.policy == "push-pull" and present is not None:
             pushed = self._active_entries(adj, present, spec.id, spec.per_entry)
-        out = self._reduce(spec, ext, head, adj, present, pushed, recv)
+        out = self._reduce(spec, ext, head, adj, present, pushed, recv, known)
         if spec.counted and along is None and known is not None:  # after: the reduction's view counts them
             self._count_known(adj, present, known, pushed)
         return out
 
-    def _reduce(self, spec: Spec, ext: tuple, head, adj: Adjacency, present, pushed, recv):
+    def _reduce(self, spec: Spec, ext: tuple, head, adj: Adjacency, present, pushed, recv, known=None):
         xp = self.xp
         if spec.per_entry:
             block = self.bk.entry_block
@@ -100,7 +100,7 @@ class Neighbourhood:
             mask = present if mask is None else xp.logical_and(present, mask)
         if pushed is not None:
             return self._push(spec.op, value, mask, pushed, spec.elem)
-        return self._pull(spec.op, value, mask, adj, spec.elem, recv, mask is present)
+        return self._pull(spec.op, value, mask, adj, spec.elem, recv, mask is present, known)
 
     # ------------------------------------------------------------ counting and direction
 
@@ -143,7 +143,7 @@ class Neighbourhood:
             self.tally.messages += work
         elif pushed is not None:
             self.tally.pending.append(xp.count_nonzero(kn[pushed[0]]))
-        elif (got := self._rows_from(adj, present)) is not None:
+        elif (got := self._rows_from(adj, present, kn)) is not None:
             self.tally.pending.append(got[rows].sum())
         elif work <= int(bk.item(adj.seg.counts[rows].sum())):  # the senders' entries, into known receivers
             indptr, recv, _eid = adj.transpose()
@@ -153,20 +153,23 @@ class Neighbourhood:
             pos = bk.expand_ranges(adj.seg.indptr[rows], adj.seg.counts[rows])
             self.tally.pending.append(xp.count_nonzero(self.entries(present, self.lg.n_ext)[adj.nbr[pos]]))
 
-    def _rows_from(self, adj: Adjacency, present):
+    def _rows_from(self, adj: Adjacency, present, kn):
         """Entries per receiver from the senders `present`, when the last pull over `adj` with the same
-        senders had them (a count, or a view of exactly their entries); matching's Deps and argmin
-        send from the same set in one round."""
-        got = self._sent_rows
+        senders had them at every receiver of `kn` (a count, or a view of exactly their entries);
+        matching's Deps and argmin send from the same set in one round."""
+        got, xp, bk = self._sent_rows, self.xp, self.bk
         if got is None or got[0] is not adj:
             return None
-        snd = got[1]
-        if snd is not present and (len(snd) != len(present) or self.bk.item(self.xp.any(snd != present))):
+        snd, rows = got[1], got[3]
+        if snd is not present and (len(snd) != len(present) or bk.item(xp.any(snd != present))):
+            return None
+        if rows is not None and bk.item(xp.any(kn > rows)):  # a receiver outside the view's rows
             return None
         return got[2]
 
-    def _keep_rows(self, adj: Adjacency, present, counts) -> None:
-        self._sent_rows = (adj, present.copy(), counts)
+    def _keep_rows(self, adj: Adjacency, present, counts, rows) -> None:
+        """Remember `counts` (entries per receiver from `present`; valid where `rows` holds, None: all)."""
+        self._sent_rows = (adj, present.copy(), counts, rows)
 
     def _send_work(self, adj: Adjacency, present) -> tuple:
         """(senders, their entry counts, total entries) of the ext senders where `present` holds.
@@ -235,11 +238,15 @@ class Neighbourhood:
         ids = self.lg.ext_ids[snd] if op in ("argmin", "argmax") else None
         return self.bk.scatter_reduce(op, recv, v[snd], None if msk is None else msk[snd], self.n, elem, ids)
 
-    def _pull(self, op: str, value, mask, adj: Adjacency, elem: str, recv, mask_is_sent: bool = False):
+    def _pull(self, op: str, value, mask, adj: Adjacency, elem: str, recv, mask_is_sent: bool = False,
+              known=None):
         """Aggregate message values computed per sender (`value`, `mask` over ext vertices).
         `recv` (bool per vertex, or a scalar): only these receivers use the result, so an or/and pull
-        skips the others (their result is unspecified).  When `mask` is exactly the senders and the
-        pull runs unmasked over a view (or every entry), the view is kept for counting."""
+        skips the others (their result is unspecified), and a view (see Adjacency.restricted) holds
+        only their rows.  `known` (the receivers pass: the senders' copy of the receivers' set, which
+        `recv` may have left): when it leaves out receivers, the view holds its rows instead, whose
+        counts are the messages.  When `mask` is exactly the senders and the pull runs unmasked over a
+        view (or every entry), the view's row counts are kept for counting."""
         xp, bk, ne = self.xp, self.bk, self.lg.n_ext
         v = self.entries(value, ne)
         msk = None if mask is None else self.entries(mask, ne).astype(bool, copy=False)
@@ -263,12 +270,12 @@ class Neighbourhood:
             if work == adj.entries:  # every entry's sender sends: no mask
                 msk = None
             else:
-                got = adj.restricted(msk, work, self.RESTRICT_BELOW, reused)
+                got = adj.restricted(msk, work, self.RESTRICT_BELOW, reused, self._view_rows(recv, known))
                 if got is not None:
                     adj, masked = got
                     msk = msk if masked else None  # no mask: every entry of the view is sent
             if msk is None and mask_is_sent:
-                self._keep_rows(full, mask, adj.seg.counts)  # a view of exactly the senders' entries
+                self._keep_rows(full, mask, adj.seg.counts, adj.rows)  # a view of exactly the senders' entries
         if op == "count" or op == "sum" and elem == "int" and isinstance(value, (int, xp.integer)):
             # counts (times a constant: int64 wrap-around as a sum); with a mask, one float mat-vec
             # (exact below 2**53 entries per row) is the fastest way to count
@@ -277,7 +284,7 @@ class Neighbourhood:
             else:
                 cnt = xp.rint(adj.matrix("f") @ msk.astype(xp.float64)).astype(xp.int64)
                 if mask_is_sent:
-                    self._keep_rows(full, mask, cnt)
+                    self._keep_rows(full, mask, cnt, adj.rows)
             return cnt if op == "count" else cnt * xp.int64(value)
         if op in ("count", "avg", "sum"):
             kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
@@ -299,6 +306,18 @@ class Neighbourhood:
         ids = adj.nbr_ids if op in ("argmin", "argmax") else None
         return bk.seg_reduce(adj.seg, op, bk.gather(v, adj.nbr), None if msk is None else bk.gather(msk, adj.nbr),
                              elem, ids)
+
+    def _view_rows(self, recv, known):
+        """The receivers a view must hold (bool per owned vertex; None: all): `known` when it leaves
+        some out (its rows' counts are then the messages: see _count_known), else `recv`."""
+        xp, n = self.xp, self.n
+        if known is not None:
+            kn = self.entries(known, self.lg.n_ext)[:n].astype(bool, copy=False)
+            if int(self.bk.item(xp.count_nonzero(kn))) < n:
+                return kn
+        if recv is not None and self.bk.is_array(recv):
+            return recv.astype(bool, copy=False)
+        return None
 
     def _any_in(self, adj: Adjacency, x, rows=None):
         """Per receiver: does any sender along its entries have `x`?  Pulled with early exit (only over

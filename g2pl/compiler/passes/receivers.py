@@ -22,7 +22,10 @@ skip the receivers they know to be outside `R`:
 A sender then sends along an entry only when its copy says the receiver is
 in `R`.  The result at receivers outside `R` is unspecified (never read);
 at the others it is exact.  The copies travel in the endpoint exchange that
-keeps them (counted there), so the decision costs no extra message.
+keeps them (counted there), so the decision costs no extra message.  The
+receivers know `R` itself, as it is now, which the copies may lag: the pull
+also gets `R` as its receiver filter (as the direction pass gives one), so it
+reduces only the rows of receivers in `R`.
 
 Before::
 
@@ -30,7 +33,7 @@ Before::
 
 After::
 
-    => $3 = sum of 1 sent if NotMatched@nbr (only to receivers in NotMatched, as kept in $10)
+    => $3 = sum of 1 sent if NotMatched@nbr (pulled only where NotMatched) (only to receivers in NotMatched, as kept in $10)
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import dataclasses
 from g2pl.compiler import ir
 from g2pl.compiler.passlog import PassLog, PassNote
 from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
+from g2pl.compiler.verify import assigned_at_exchange, assigned_into
 
 
 def _is_shrink(ins: ir.Instr, r: str) -> bool:
@@ -176,6 +180,7 @@ def sent_conditions(plan: Plan, i: ir.EndpointExchange) -> tuple[ir.Ex | None, .
 
 def run(plan: Plan, log: PassLog) -> Plan:
     kept = _kept(plan)
+    into = assigned_into(plan)
     done = 0
     for s in plan.states:  # endpoint values: only along the edges where their reader can use them
         for k, x in enumerate(s.exchange):
@@ -197,11 +202,17 @@ def run(plan: Plan, log: PassLog) -> Plan:
                 continue
             for r, (copy, sk) in kept.items():
                 if _only_shrinks_after(plan, sk, r) and _guarded(plan, s, i, r):
-                    s.exchange[k] = Exch(dataclasses.replace(i, known=copy), x.phase,
-                                         dataclasses.replace(x.spec, known=copy))
+                    recv = i.recv
+                    if recv is None and r in assigned_at_exchange(plan, s, into) and not any(
+                            r in y.instr.defs() for y in s.exchange):  # R as it is at the exchange
+                        recv = ir.Load("bool", i.span, r, "vertex")
+                    s.exchange[k] = Exch(dataclasses.replace(i, known=copy, recv=recv), x.phase,
+                                         dataclasses.replace(x.spec, known=copy, recv=recv is not None))
                     done += 1
                     log.append(PassNote.on("receivers", i, f"{i.target} is read only in {r}: sent only to "
-                                                          f"receivers in {r} as the senders know it ({copy})"))
+                                                          f"receivers in {r} as the senders know it ({copy})"
+                                                          + (", pulled only where it holds" if recv is not None
+                                                             and i.recv is None else "")))
                     break
     if not done:
         log.append(PassNote("receivers", "no aggregation's result is read only where its senders know a set holds"))
