@@ -336,12 +336,12 @@ def test_known_receiver_counts_from_a_view_only_where_it_has_the_rows():
     every = np.ones(g.n, dtype=bool)
     adj.count_use(every), adj.count_use(every.copy())  # a set that served several pulls: a view at once
     deps, sent = pull("sum", every)  # matching's Deps: a view of the `recv` rows, their counts kept
-    assert adj._views and np.array_equal(adj._views[-1][2].rows, recv)
+    assert adj._views and np.array_equal(adj._views[-1][1].rows, recv)
     assert sent == int(np.count_nonzero(senders[adj.nbr]))  # every receiver known: every entry
     assert deps[recv].tolist() == [int(np.count_nonzero(senders[adj.nbr[owner == r]])) for r in np.flatnonzero(recv)]
     kept = rt.nbr._sent_rows[1]
-    assert rt.nbr._rows_from(adj, kept, recv) is not None  # within the view's rows: its counts serve
-    assert rt.nbr._rows_from(adj, kept, known) is None  # receivers outside them: counted afresh
+    assert rt.nbr._rows_from(adj, kept, None, recv) is not None  # within the view's rows: its counts serve
+    assert rt.nbr._rows_from(adj, kept, None, known) is None  # receivers outside them: counted afresh
     _best, sent = pull("argmin", known, deps)
     assert sent == int(np.count_nonzero(senders[adj.nbr] & known[owner]))
 

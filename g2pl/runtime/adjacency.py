@@ -27,11 +27,12 @@ class Adjacency:
         self._mats: dict[str, Any] = {}
         self._reverse = reverse  # (indptr over senders, receivers, edges) when the graph already has it
         self._sender_counts = None
-        # (sender mask, receivers or None: all, the restricted view), newest last
-        self._views: list[tuple[Any, Any, Adjacency]] = []
+        self._views: list[tuple[Any, Adjacency]] = []  # (sender mask, its restricted view), newest last
         self._sighted: list[Any] = []  # sender masks few enough for a view, seen once, no view made yet
         self._last: tuple | None = None  # (last sender mask, pulls with it in a row, the previous mask's)
-        self.rows = None  # a view: the receivers whose rows it holds (bool per row; None: every row)
+        # a view: the receivers whose rows it holds (bool per row; None: every row), the program array they
+        # come from, and its senders' entries in all rows
+        self.rows, self.rows_key, self.work = None, None, len(nbr)
 
     def sender_counts(self):
         """Adjacency entries per (ext) sender: the records it sends in one exchange."""
@@ -60,11 +61,14 @@ class Adjacency:
         self._sighted.clear()
         self._last = None
 
-    def restricted(self, msk, work: int, frac: float, reused: bool, rows=None) -> tuple[Adjacency, bool] | None:
+    def restricted(self, msk, work: int, frac: float, reused: bool, rows=None,
+                   rows_key=None) -> tuple[Adjacency, bool] | None:
         """A smaller adjacency holding every entry whose sender has `msk` (rows and CSR order kept), and
         whether its entries still need the mask; None when the full adjacency (with the mask) is best.
         `rows` (bool per receiver, or None: all): only these receivers' results are used (the receivers
-        pass), so a view holds only their rows' entries and leaves the others empty.
+        pass), so a view holds only their rows' entries and leaves the others empty; `rows_key`, the
+        program array they come from (program arrays are never written once made: the same one is
+        the same receivers).
 
         A reduction over a view gives the same result as the masked reduction over all entries at every
         receiver it holds (the left-out entries are neutral; sums start from +0.0, so even float sums
@@ -79,14 +83,12 @@ class Adjacency:
         """
         xp = self.bk.xp
         base, bk = self, -1
-        for k, (cm, rk, view) in enumerate(self._views):
-            if (view.entries < base.entries and self._within(msk, cm)
-                    and (rk is None or rows is not None and self._within(rows, rk))):
+        for k, (cm, view) in enumerate(self._views):
+            if view.entries < base.entries and self._serves(cm, view, msk, rows, rows_key):
                 base, bk = view, k
         if base is not self:
             self._views.append(self._views.pop(bk))  # most recently used last
-            cm, rk, _view = self._views[-1]
-            if base.entries == work if rk is None else not self.bk.item(xp.any(cm > msk)):  # the same senders
+            if work == base.work:  # senders within the view's with as many entries: the same ones
                 return base, False
             if work > frac * base.entries:
                 return base, True
@@ -103,10 +105,23 @@ class Adjacency:
         xp.cumsum(self.bk.bincount(owner, minlength=self.seg.n), out=indptr[1:])
         view = Adjacency(self.bk, indptr, base.nbr[keep], None, self._ext_ids)  # no edge ids (unused)
         view.seg._owner = owner
-        view.rows = None if rows is None else rows.copy()
-        self._views.append((msk.copy(), view.rows, view))
+        view.work = work
+        if rows is not None:
+            view.rows, view.rows_key = rows.copy(), rows_key
+        self._views.append((msk.copy(), view))
         del self._views[:-self.VIEWS_KEPT]
         return view, False
+
+    def _serves(self, cm, view: Adjacency, msk, rows, rows_key) -> bool:
+        """Are the senders of `msk` among `cm`'s (the view's), and the receivers `rows` among the view's
+        rows?  One device read."""
+        if len(cm) != len(msk) or view.rows is not None and rows is None:
+            return False
+        xp = self.bk.xp
+        out = xp.any(msk > cm)
+        if view.rows is not None and (rows_key is None or rows_key is not view.rows_key):
+            out = out | xp.any(rows > view.rows)
+        return not self.bk.item(out)
 
     def _within(self, msk, cover) -> bool:
         """Is every sender of `msk` one of `cover`'s?"""

@@ -75,12 +75,18 @@ class Neighbourhood:
         pushed = None
         if spec.policy == "push-pull" and present is not None:
             pushed = self._active_entries(adj, present, spec.id, spec.per_entry)
-        out = self._reduce(spec, ext, head, adj, present, pushed, recv, known)
-        if spec.counted and along is None and known is not None:  # after: the reduction's view counts them
-            self._count_known(adj, present, known, pushed)
+        kn = None if known is None else self._known_rows(known)
+        out = self._reduce(spec, ext, head, adj, present, pushed, recv, kn)
+        if spec.counted and along is None and kn is not None:  # after: the reduction's view counts them
+            self._count_known(adj, present, kn, pushed)
         return out
 
-    def _reduce(self, spec: Spec, ext: tuple, head, adj: Adjacency, present, pushed, recv, known=None):
+    def _known_rows(self, known) -> tuple:
+        """(`known` itself, its owned part as bools, the receivers there) for the receivers pass."""
+        kn = self.entries(known, self.lg.n_ext)[:self.n].astype(bool, copy=False)
+        return known, kn, self.bk.nonzero(kn)
+
+    def _reduce(self, spec: Spec, ext: tuple, head, adj: Adjacency, present, pushed, recv, kn=None):
         xp = self.xp
         if spec.per_entry:
             block = self.bk.entry_block
@@ -100,7 +106,7 @@ class Neighbourhood:
             mask = present if mask is None else xp.logical_and(present, mask)
         if pushed is not None:
             return self._push(spec.op, value, mask, pushed, spec.elem)
-        return self._pull(spec.op, value, mask, adj, spec.elem, recv, mask is present, known)
+        return self._pull(spec.op, value, mask, adj, spec.elem, recv, mask is present, kn)
 
     # ------------------------------------------------------------ counting and direction
 
@@ -125,15 +131,14 @@ class Neighbourhood:
             sel = xp.logical_and(sel, self.bk.gather(present, adj.nbr))
         self.tally.messages += int(self.bk.item(xp.count_nonzero(sel)))
 
-    def _count_known(self, adj: Adjacency, present, known, pushed) -> None:
+    def _count_known(self, adj: Adjacency, present, known: tuple, pushed) -> None:
         """Records sent to the receivers in `known` (the senders' copy; owned part = each receiver's own
         copy, what its neighbours were told): the entries whose sender sends and whose receiver is
         known.  Counted from what the reduction already has when it can (the pushed entries' receivers,
         the rows of a view holding exactly the senders' entries), else from whichever side has fewer
         entries (both sets usually shrink together)."""
         xp, bk, n = self.xp, self.bk, self.n
-        kn = self.entries(known, self.lg.n_ext)[:n].astype(bool, copy=False)
-        rows = bk.nonzero(kn)
+        arr, kn, rows = known
         if present is None:
             self.tally.pending.append(adj.seg.counts[rows].sum())
             return
@@ -143,7 +148,7 @@ class Neighbourhood:
             self.tally.messages += work
         elif pushed is not None:
             self.tally.pending.append(xp.count_nonzero(kn[pushed[0]]))
-        elif (got := self._rows_from(adj, present, kn)) is not None:
+        elif (got := self._rows_from(adj, present, arr, kn)) is not None:
             self.tally.pending.append(got[rows].sum())
         elif work <= int(bk.item(adj.seg.counts[rows].sum())):  # the senders' entries, into known receivers
             indptr, recv, _eid = adj.transpose()
@@ -153,23 +158,25 @@ class Neighbourhood:
             pos = bk.expand_ranges(adj.seg.indptr[rows], adj.seg.counts[rows])
             self.tally.pending.append(xp.count_nonzero(self.entries(present, self.lg.n_ext)[adj.nbr[pos]]))
 
-    def _rows_from(self, adj: Adjacency, present, kn):
+    def _rows_from(self, adj: Adjacency, present, known, kn):
         """Entries per receiver from the senders `present`, when the last pull over `adj` with the same
-        senders had them at every receiver of `kn` (a count, or a view of exactly their entries);
-        matching's Deps and argmin send from the same set in one round."""
+        senders had them at every receiver of `kn` (the owned part of `known`): a count, or a view of
+        exactly their entries; matching's Deps and argmin send from the same set in one round."""
         got, xp, bk = self._sent_rows, self.xp, self.bk
         if got is None or got[0] is not adj:
             return None
-        snd, rows = got[1], got[3]
-        if snd is not present and (len(snd) != len(present) or bk.item(xp.any(snd != present))):
+        snd, view = got[1], got[3]
+        if len(snd) != len(present):
             return None
-        if rows is not None and bk.item(xp.any(kn > rows)):  # a receiver outside the view's rows
-            return None
-        return got[2]
+        differ = None if snd is present else xp.any(snd != present)
+        if view.rows is not None and view.rows_key is not known:  # a receiver outside the view's rows?
+            outside = xp.any(kn > view.rows)
+            differ = outside if differ is None else differ | outside
+        return got[2] if differ is None or not bk.item(differ) else None
 
-    def _keep_rows(self, adj: Adjacency, present, counts, rows) -> None:
-        """Remember `counts` (entries per receiver from `present`; valid where `rows` holds, None: all)."""
-        self._sent_rows = (adj, present.copy(), counts, rows)
+    def _keep_rows(self, adj: Adjacency, present, counts, view: Adjacency) -> None:
+        """Remember `counts` (entries per receiver from `present`, at the rows `view` holds)."""
+        self._sent_rows = (adj, present.copy(), counts, view)
 
     def _send_work(self, adj: Adjacency, present) -> tuple:
         """(senders, their entry counts, total entries) of the ext senders where `present` holds.
@@ -244,8 +251,8 @@ class Neighbourhood:
         `recv` (bool per vertex, or a scalar): only these receivers use the result, so an or/and pull
         skips the others (their result is unspecified), and a view (see Adjacency.restricted) holds
         only their rows.  `known` (the receivers pass: the senders' copy of the receivers' set, which
-        `recv` may have left): when it leaves out receivers, the view holds its rows instead, whose
-        counts are the messages.  When `mask` is exactly the senders and the pull runs unmasked over a
+        `recv` may have left; see _known_rows): when it leaves out receivers, the view holds its rows
+        instead, whose counts are the messages.  When `mask` is exactly the senders and the pull runs unmasked over a
         view (or every entry), the view's row counts are kept for counting."""
         xp, bk, ne = self.xp, self.bk, self.lg.n_ext
         v = self.entries(value, ne)
@@ -270,12 +277,12 @@ class Neighbourhood:
             if work == adj.entries:  # every entry's sender sends: no mask
                 msk = None
             else:
-                got = adj.restricted(msk, work, self.RESTRICT_BELOW, reused, self._view_rows(recv, known))
+                got = adj.restricted(msk, work, self.RESTRICT_BELOW, reused, *self._view_rows(recv, known))
                 if got is not None:
                     adj, masked = got
                     msk = msk if masked else None  # no mask: every entry of the view is sent
             if msk is None and mask_is_sent:
-                self._keep_rows(full, mask, adj.seg.counts, adj.rows)  # a view of exactly the senders' entries
+                self._keep_rows(full, mask, adj.seg.counts, adj)  # a view of exactly the senders' entries
         if op == "count" or op == "sum" and elem == "int" and isinstance(value, (int, xp.integer)):
             # counts (times a constant: int64 wrap-around as a sum); with a mask, one float mat-vec
             # (exact below 2**53 entries per row) is the fastest way to count
@@ -284,7 +291,7 @@ class Neighbourhood:
             else:
                 cnt = xp.rint(adj.matrix("f") @ msk.astype(xp.float64)).astype(xp.int64)
                 if mask_is_sent:
-                    self._keep_rows(full, mask, cnt, adj.rows)
+                    self._keep_rows(full, mask, cnt, adj)
             return cnt if op == "count" else cnt * xp.int64(value)
         if op in ("count", "avg", "sum"):
             kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
@@ -307,17 +314,15 @@ class Neighbourhood:
         return bk.seg_reduce(adj.seg, op, bk.gather(v, adj.nbr), None if msk is None else bk.gather(msk, adj.nbr),
                              elem, ids)
 
-    def _view_rows(self, recv, known):
-        """The receivers a view must hold (bool per owned vertex; None: all): `known` when it leaves
-        some out (its rows' counts are then the messages: see _count_known), else `recv`."""
-        xp, n = self.xp, self.n
-        if known is not None:
-            kn = self.entries(known, self.lg.n_ext)[:n].astype(bool, copy=False)
-            if int(self.bk.item(xp.count_nonzero(kn))) < n:
-                return kn
+    def _view_rows(self, recv, known: tuple | None) -> tuple:
+        """(the receivers a view must hold, bool per owned vertex, or None: all; the program array they
+        come from): `known` when it leaves some out (its rows' counts are then the messages: see
+        _count_known), else `recv`."""
+        if known is not None and len(known[2]) < self.n:
+            return known[1], known[0]
         if recv is not None and self.bk.is_array(recv):
-            return recv.astype(bool, copy=False)
-        return None
+            return recv.astype(bool, copy=False), recv
+        return None, None
 
     def _any_in(self, adj: Adjacency, x, rows=None):
         """Per receiver: does any sender along its entries have `x`?  Pulled with early exit (only over
