@@ -155,13 +155,13 @@ class Edges:
         self.tally.messages += 2 * k
 
     def _sent_reads(self, ext: list, reads: tuple, need, sent) -> list:
-        """The endpoint reads (as `at_endpoint` makes them), counting one record per read and local edge
-        owned here where `need` and the read's send condition hold.  `sent(E, *values)` gives each read's
-        condition (or None: always sent) from arrays at the counted edges: the endpoints' IDs (`Counted`
-        E) and the values read there (receivers.sent_conditions: nothing else).  They are evaluated at the owned
-        edges only (one slice of the local edges when, as partitions make them, they are in global
-        (u, v) order: a rank owns the edges whose u it owns); when the needed edges are few, at those
-        only, from the values just gathered for them."""
+        """The endpoint reads (as `at_endpoint` makes them), counting one record per read and local
+        edge owned here where `need` and the read's send condition hold.  `sent(E, *values)` gives each
+        read's condition (or None: always sent) from arrays at the counted edges: the endpoints' IDs
+        (`Counted` E) and the values read there (receivers.sent_conditions: nothing else).  They are
+        evaluated at the owned edges only (one slice of the local edges when, as partitions make them,
+        they are in global (u, v) order: a rank owns the edges whose u it owns); when the needed edges
+        are few, at those only, from the values just gathered for them."""
         xp, bk, lg = self.xp, self.bk, self.lg
         span = self._owned_span()
         lo, hi = span if span is not None else (0, self.m)
@@ -178,17 +178,17 @@ class Edges:
         else:
             ends: dict[str, object] = {}  # side -> that endpoint of each needed edge
             out, vals = [], []
-            for k, side in reads:
+            for f, side in reads:
                 if side not in ends:
                     ends[side] = bk.gather(lg.src if side == "src" else lg.dst, idx)
-                vals.append(bk.gather(ext[k], ends[side]))
-                buf = self.sparse_buffer(("at_endpoint", side), self.m, ext[k].dtype, idx)
-                buf[idx] = vals[-1]
+                buf, got = self._sparse_read(ext[f], side, idx, ends[side])
                 out.append(buf)
+                vals.append(got)
             a, b = 0, len(idx)
             if span is not None and lg.size > 1:
                 a, b = (int(bk.item(xp.searchsorted(idx, x))) for x in (lo, hi))
             base = lg.edge_owned[idx] if span is None else None
+
             def ids(side: str):
                 at = ends[side][a:b] if side in ends else bk.gather(lg.src if side == "src" else lg.dst, idx[a:b])
                 return bk.gather(lg.ext_ids, at)
@@ -224,12 +224,18 @@ class Edges:
         if need is not None:
             idx = self._needed_edges(need)
             if idx is not None:
-                out = self.sparse_buffer(("at_endpoint", side), self.m, ext.dtype, idx)
-                out[idx] = self.bk.gather(ext, ends[idx])
-                return out
+                return self._sparse_read(ext, side, idx, self.bk.gather(ends, idx))[0]
         if self.lg.size == 1 and self.bk.is_array(ext) and len(ext) == self.n:
             return self._endpoint_update(ext, side, ends)
         return self.bk.gather(ext, ends)
+
+    def _sparse_read(self, ext, side: str, idx, ends_at) -> tuple:
+        """(an edge array of `ext` at each edge's `side` endpoint at `idx` only, zeros elsewhere; those
+        values), `ends_at` being that endpoint of the edges `idx`."""
+        vals = self.bk.gather(ext, ends_at)
+        out = self.sparse_buffer(("at_endpoint", side), self.m, ext.dtype, idx)
+        out[idx] = vals
+        return out, vals
 
     def _endpoint_update(self, ext, side: str, ends):
         """`ext[ends]` (one rank), updated from an earlier answer: programs usually read the same vertex

@@ -252,8 +252,8 @@ class Neighbourhood:
         skips the others (their result is unspecified), and a view (see Adjacency.restricted) holds
         only their rows.  `known` (the receivers pass: the senders' copy of the receivers' set, which
         `recv` may have left; see _known_rows): when it leaves out receivers, the view holds its rows
-        instead, whose counts are the messages.  When `mask` is exactly the senders and the pull runs unmasked over a
-        view (or every entry), the view's row counts are kept for counting."""
+        instead, whose counts are the messages.  When `mask` is exactly the senders and the pull runs
+        unmasked over a view (or every entry), the view's row counts are kept for counting."""
         xp, bk, ne = self.xp, self.bk, self.lg.n_ext
         v = self.entries(value, ne)
         msk = None if mask is None else self.entries(mask, ne).astype(bool, copy=False)
