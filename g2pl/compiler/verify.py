@@ -415,6 +415,14 @@ def assigned_at_exchange(plan: Plan, s: State, into: dict[int, set[str]]) -> set
     return set(into.get(s.id, set())).union(*(i.defs() for i in s.instrs))
 
 
+def readable_at_exchange(plan: Plan, s: State, names: set[str], into: dict[int, set[str]]) -> bool:
+    """Can a receiver filter of state `s`'s exchange group read `names`?  Each must be assigned on every
+    path to the group (merge may move an exchange above an assignment), and no exchange of the group
+    may define one (it would be read before the group has run)."""
+    return names <= assigned_at_exchange(plan, s, into) and not names & {d for x in s.exchange
+                                                                         for d in x.instr.defs()}
+
+
 def _definitely_assigned(plan: Plan) -> None:
     for sid, d in assigned_into(plan).items():
         _state_out(plan.states[sid], d, check=True)

@@ -34,7 +34,7 @@ import dataclasses
 from g2pl.compiler import ir
 from g2pl.compiler.passlog import PassLog, PassNote
 from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
-from g2pl.compiler.verify import assigned_at_exchange, assigned_into
+from g2pl.compiler.verify import assigned_into, readable_at_exchange
 
 EXACT = ("or", "and", "count", "min", "max", "argmin", "argmax")
 EARLY_EXIT = ("or", "and")  # the pulls that visit receivers one by one (and can skip some)
@@ -46,11 +46,10 @@ def _only_use(plan: Plan, t: str) -> ir.Compute | None:
     return found[0] if found is not None and len(found) == 1 and isinstance(found[0], ir.Compute) else None
 
 
-def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce, assigned: set[str] | None = None) -> ir.Ex | None:
+def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce, into: dict[int, set[str]]) -> ir.Ex | None:
     """R when the result of exchange `i` (in state `s`) is only used as `target && R` at the
-    receivers, R reads only variables assigned on every path to the exchange (`assigned`; merge may
-    have moved the exchange above an assignment whose value its result never meets), and no path
-    from the exchange to that use changes what R reads."""
+    receivers, the exchange can read R (verify.readable_at_exchange, `into` from verify.assigned_into),
+    and no path from the exchange to that use changes what R reads."""
     use = _only_use(plan, i.target)
     if use is None or use.dom != "V" or not (isinstance(use.ex, ir.Op) and use.ex.op == "&&"):
         return None
@@ -60,10 +59,8 @@ def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce, assigned: set[str] | 
     if r is None or i.target in ir.reads(r) or not ir.receiver_only(r):
         return None
     need = ir.reads(r)
-    if assigned is not None and not need <= assigned:
-        return None  # evaluated at the exchange, R would read a variable not assigned there yet
-    if need & {d for x in s.exchange for d in x.instr.defs()}:
-        return None  # another exchange of the group defines it, after the pull has run (verify_plan)
+    if not readable_at_exchange(plan, s, need, into):
+        return None
 
     def visit(st: State, before: list[ir.Instr], reached: bool) -> bool | None:
         if st is s:
@@ -89,7 +86,7 @@ def run(plan: Plan, log: PassLog) -> Plan:
             if not isinstance(i, ir.NbrReduce):
                 continue
             if i.op in EARLY_EXIT and i.recv is None:
-                r = receiver_filter(plan, s, i, assigned_at_exchange(plan, s, into))
+                r = receiver_filter(plan, s, i, into)
                 if r is not None:
                     i = dataclasses.replace(i, recv=r)
                     x = s.exchange[k] = Exch(i, x.phase, dataclasses.replace(x.spec, recv=True))

@@ -43,7 +43,7 @@ import dataclasses
 from g2pl.compiler import ir
 from g2pl.compiler.passlog import PassLog, PassNote
 from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
-from g2pl.compiler.verify import assigned_at_exchange, assigned_into
+from g2pl.compiler.verify import assigned_into, readable_at_exchange
 
 
 def _is_shrink(ins: ir.Instr, r: str) -> bool:
@@ -203,8 +203,7 @@ def run(plan: Plan, log: PassLog) -> Plan:
             for r, (copy, sk) in kept.items():
                 if _only_shrinks_after(plan, sk, r) and _guarded(plan, s, i, r):
                     recv = i.recv
-                    if recv is None and r in assigned_at_exchange(plan, s, into) and not any(
-                            r in y.instr.defs() for y in s.exchange):  # R as it is at the exchange
+                    if recv is None and readable_at_exchange(plan, s, {r}, into):  # R as it is at the exchange
                         recv = ir.Load("bool", i.span, r, "vertex")
                     s.exchange[k] = Exch(dataclasses.replace(i, known=copy, recv=recv), x.phase,
                                          dataclasses.replace(x.spec, known=copy, recv=recv is not None))
