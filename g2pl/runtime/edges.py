@@ -180,7 +180,7 @@ class Edges:
             out, vals = [], []
             for f, side in reads:
                 if side not in ends:
-                    ends[side] = bk.gather(lg.src if side == "src" else lg.dst, idx)
+                    ends[side] = bk.gather(lg.ends(side), idx)
                 buf, got = self._sparse_read(ext[f], side, idx, ends[side])
                 out.append(buf)
                 vals.append(got)
@@ -190,7 +190,7 @@ class Edges:
             base = lg.edge_owned[idx] if span is None else None
 
             def ids(side: str):
-                at = ends[side][a:b] if side in ends else bk.gather(lg.src if side == "src" else lg.dst, idx[a:b])
+                at = ends[side][a:b] if side in ends else bk.gather(lg.ends(side), idx[a:b])
                 return bk.gather(lg.ext_ids, at)
 
             conds = sent(Counted(ids), *(v[a:b] for v in vals))
@@ -220,7 +220,7 @@ class Edges:
     def at_endpoint(self, ext, side: str, need=None):
         """Vertex values (ext array) at each local edge's `side` endpoint; with `need`, only where the
         values will be used (elsewhere zeros), gathering just those edges when they are few."""
-        ends = self.lg.src if side == "src" else self.lg.dst
+        ends = self.lg.ends(side)
         if need is not None:
             idx = self._needed_edges(need)
             if idx is not None:
@@ -299,7 +299,7 @@ class Edges:
         otherwise every edge is."""
         xp, lg = self.xp, self.lg
         arrs = [self.entries(x, lg.n_ext).astype(bool, copy=False) for x, _side in parts]
-        ends = [lg.src if side == "src" else lg.dst for _x, side in parts]
+        ends = [lg.ends(side) for _x, side in parts]
         prev = self._within.get(key)
         # re-checking a listed edge costs several gathers: worth it while they are a few of all edges
         if (prev is not None and len(prev[1]) * 4 < self.m
@@ -336,7 +336,7 @@ class Edges:
         if sel is None:
             sel = self.bk.nonzero(self.entries(mask, self.m))
         for side in sides:
-            ends = (self.lg.src if side == "src" else self.lg.dst)[sel]
+            ends = self.lg.ends(side)[sel]
             out[ends[self.bk.nonzero(ends < self.n)]] = True  # ghost endpoints are marked by the rank that owns them
         return out
 

@@ -175,8 +175,10 @@ class Neighbourhood:
         return got[2] if differ is None or not bk.item(differ) else None
 
     def _keep_rows(self, adj: Adjacency, present, counts, view: Adjacency) -> None:
-        """Remember `counts` (entries per receiver from `present`, at the rows `view` holds)."""
-        self._sent_rows = (adj, present.copy(), counts, view)
+        """Remember `counts` (entries per receiver from `present`, at the rows `view` holds).  `present`
+        is kept itself: it is a program array (one rank) or a new one per exchange, never written, so
+        the next pull from the same array is known by identity without comparing it."""
+        self._sent_rows = (adj, present, counts, view)
 
     def _send_work(self, adj: Adjacency, present) -> tuple:
         """(senders, their entry counts, total entries) of the ext senders where `present` holds.

@@ -97,17 +97,18 @@ class LocalGraph(LazyArrays):
     #: the array module of the part's arrays (a device copy, cupy_backend.DevicePart, says cupy)
     xp = np
 
+    def ends(self, side: str) -> np.ndarray:
+        """Each local edge's `side` ("src" or "dst") endpoint (ext index)."""
+        return self.src if side == "src" else self.dst
+
     def end_ids(self, side: str) -> np.ndarray:
-        """Original ID of each local edge's `side` ("src" or "dst") endpoint (computed on first use,
-        kept in the cache)."""
-        c = self.cache
-        if side == "src":
-            if c.src_ids is None:
-                c.src_ids = self.ext_ids[self.src]
-            return c.src_ids
-        if c.dst_ids is None:
-            c.dst_ids = self.ext_ids[self.dst]
-        return c.dst_ids
+        """Original ID of each local edge's `side` endpoint (computed on first use, kept in the cache)."""
+        name = f"{side}_ids"
+        got = getattr(self.cache, name)
+        if got is None:
+            got = self.ext_ids[self.ends(side)]
+            setattr(self.cache, name, got)
+        return got
 
     def id_to_local(self, orig: np.ndarray) -> np.ndarray:
         """Owned-vertex index of each original ID, -1 if this rank does not own it."""
