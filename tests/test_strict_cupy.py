@@ -250,3 +250,32 @@ def test_every_standin_name_exists_in_real_cupy() -> None:
                 if not isinstance(getattr(rcp, name, None), rcp.ufunc):
                     missing.append(f"cupy.{name} is no ufunc")
     assert not missing, missing
+
+
+def test_the_standin_works_beside_an_imported_real_cupy() -> None:
+    """With the real CuPy imported (and its lazily loaded `cupyx` touched), a stand-in block still gets
+    the stand-in, and afterwards the very same real modules are back in sys.modules.  CuPy 14 loads
+    `cupyx` through importlib's LazyLoader, whose modules raise on any attribute read once they have
+    left sys.modules: reading one's `__file__` must not load it."""
+    real = activate.real_cupy()
+    if real is None:
+        pytest.skip("real CuPy is not installed (the test extra installs cupy-cuda13x; it imports without a GPU)")
+    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] in ("cupy", "cupyx")}
+    try:
+        import cupy
+        import cupyx
+        import cupyx.scipy.sparse  # noqa: F401  (loads the lazy modules)
+
+        assert not getattr(cupy, "_STANDIN", False)
+        mine = {k: v for k, v in sys.modules.items() if k.split(".")[0] in ("cupy", "cupyx")}
+        with activate.standin() as cp:
+            import cupy as inside
+
+            assert inside is cp and cp._STANDIN
+            assert (cp.arange(4) * 2).get().tolist() == [0, 2, 4, 6]
+        after = {k: v for k, v in sys.modules.items() if k.split(".")[0] in ("cupy", "cupyx")}
+        assert after == mine and sys.modules["cupyx"] is cupyx
+    finally:
+        for k in [k for k in sys.modules if k.split(".")[0] in ("cupy", "cupyx")]:
+            del sys.modules[k]
+        sys.modules.update(saved)

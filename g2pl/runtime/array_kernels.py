@@ -38,6 +38,11 @@ class HostOps:
         """arr[mask] = value, in place, without reading the mask back (a boolean-mask store would)."""
         np.putmask(arr, mask, value)
 
+    @staticmethod
+    def at_minmax(op: str, out, idx, vals) -> None:
+        """out[idx] = min/max(out[idx], vals), unbuffered (repeated indices all count); NaN wins."""
+        (np.minimum if op == "min" else np.maximum).at(out, idx, vals)
+
 
 def seg_reduce(ops, seg, op: str, value, mask, elem: str, ids_of_entry=None):
     """Aggregate per-entry `value` into rows with the language's empty and tie rules."""
@@ -81,6 +86,9 @@ def seg_reduce(ops, seg, op: str, value, mask, elem: str, ids_of_entry=None):
         if v.dtype == bool:
             v = v.astype(xp.int64)
         ident = identity("min" if op == "argmin" else "max", v.dtype)
+        if v.dtype.kind == "f":  # NaN values never win
+            ok = v == v
+            mask = ok if mask is None else (mask & ok)
         if mask is not None:
             v = select(mask, v, ident)
         best = seg.reduce(xp.minimum if op == "argmin" else xp.maximum, v, ident)
@@ -199,8 +207,12 @@ def scatter_reduce(ops, op: str, recv, vals, mask, n: int, elem: str, ids=None):
         base = "min" if op in ("min", "argmin") else "max"
         v = vals.astype(xp.int64) if vals.dtype == bool else vals
         ident = identity(base, v.dtype)
+        ok = None
+        if op in ("argmin", "argmax") and v.dtype.kind == "f":  # NaN values never win
+            ok = v == v
+            v = ops.select(ok, v, v.dtype.type(ident))
         best = xp.full(n, ident, dtype=v.dtype)
-        (xp.minimum if base == "min" else xp.maximum).at(best, recv, v)
+        ops.at_minmax(base, best, recv, v)
         if ops.item(xp.any(v == ident)):  # a value is the identity: count each receiver's entries
             empty = ops.bincount(recv, minlength=n) == 0
         else:  # no value is the identity, so a receiver still at it received none
@@ -208,6 +220,8 @@ def scatter_reduce(ops, op: str, recv, vals, mask, n: int, elem: str, ids=None):
         if op in ("min", "max"):
             return xp.where(empty, empty_value(op, elem), best).astype(DTYPES[elem], copy=False)
         cand = v == best[recv]
+        if ok is not None:
+            cand &= ok
         win = xp.full(n, INT64_MAX, dtype=xp.int64)
         won = ops.nonzero(cand)
         xp.minimum.at(win, recv[won], ids[won])

@@ -1,13 +1,14 @@
 """The CuPy backend (see backend.py): the same primitives as the NumPy backend, on a GPU.
 
-Written only in what CuPy 14 has: segmented min/max/or through `ufunc.at`
-on the segment owner (CuPy has no `minimum.reduceat`), float sums and counts
-through cuSPARSE SpMV (float64), integer sums through int64 `add.at` (exact,
-wrapping like the language's `int`), bit-packed exchanges, a device-resident
-copy of the rank's graph part built once per graph.  MPI sees host arrays
-only: `StagingComm` copies device buffers to host memory and back (the PyPI
-MPICH is not CUDA-aware).  Transfers and scalar reads are counted (`device`
-in `--stats`).
+Written in what CuPy 14.1+ has, plus raw CUDA kernels (raw_kernels.py, cuda/kernels.cu) for the
+primitives that dominate a superstep: segmented min/max/sum/or/and per CSR row (CuPy has no
+`minimum.reduceat`; exact, deterministic, the gather fused in), the adjacency's values-free SpMV, the
+bottom-up pull with early exit over a frontier bitmap, and exact float64 scatter min/max (CuPy's own
+float64 `minimum.at` rounds through float32).  Integer scatters use int64 atomics (exact, wrapping
+like the language's `int`), exchanges are bit-packed, and the rank's graph part is uploaded to the
+device array by array, on first read.  MPI sees host arrays only: `StagingComm` copies device buffers
+to host memory and back (the PyPI MPICH is not CUDA-aware).  Transfers and scalar reads are counted
+(`device` in `--stats`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from g2pl.runtime import array_kernels as AK
 from g2pl.runtime import cupy_kernels as CK
 from g2pl.runtime import intops, rng
 from g2pl.runtime import partials as P
+from g2pl.runtime import raw_kernels as RK
 from g2pl.runtime.cupy_comm import DeviceComm, StagingComm, mpi_cuda_aware
 from g2pl.runtime.numpy_backend import NumPyBackend
 from g2pl.runtime.partition import GraphCache, LocalGraph
@@ -138,6 +140,17 @@ class CuPyBackend(intops.IntOpsMixin):
     def put_where(self, arr, mask, value) -> None:
         arr[...] = self.xp.where(mask, value, arr)
 
+    def at_minmax(self, op: str, out, idx, vals) -> None:
+        """out[idx] = min/max(out[idx], vals) with the device's atomics, exactly: CuPy's float64
+        `minimum.at`/`maximum.at` round every update through float32 (its atomicMin on double calls
+        fminf) and drop NaN, so floats go through a compare-and-swap kernel (raw_kernels)."""
+        xp = self.xp
+        if out.dtype != xp.float64:
+            (xp.minimum if op == "min" else xp.maximum).at(out, idx, vals)
+            return
+        vals = vals if isinstance(vals, xp.ndarray) else xp.full(len(idx), vals, dtype=xp.float64)
+        RK.scatter_minmax(xp, op, out, idx, vals)
+
     def repeat(self, a, counts):
         if isinstance(counts, self.xp.ndarray):
             self.syncs += 1  # the output size is read back
@@ -161,19 +174,40 @@ class CuPyBackend(intops.IntOpsMixin):
         return t.indptr.astype(xp.int64), t.indices.astype(xp.int64), t.data.astype(xp.int64) - 1
 
     def graph_part(self, lg: LocalGraph) -> DevicePart:
-        """The device copy of a graph part, made once and kept in the part's cache."""
+        """The device copy of a graph part, made once and kept in the part's cache.  Each array is
+        uploaded on its first read (a BFS reads the in-adjacency only: not the edge endpoints, weights
+        or out-adjacency), arrays the host part shares (an undirected graph's in- and out-adjacency)
+        are uploaded once, and all-equal weights (stride 0) travel as one value."""
         key = (id(self.xp), self.device)
         part = lg.cache.devices.get(key)
-        if part is None:
-            fields = {}
-            for f in dataclasses.fields(LocalGraph):
-                v = getattr(lg, f.name)
-                if f.name == "cache":
-                    v = GraphCache()
-                elif isinstance(v, np.ndarray) and f.name not in HOST_FIELDS:
-                    v = self.from_host(v)
-                fields[f.name] = v
-            part = lg.cache.devices[key] = DevicePart(**fields)
+        if part is not None:
+            return part
+        fields, later = {}, []
+        held = lg.__dict__
+        for f in dataclasses.fields(LocalGraph):
+            if f.name == "cache":
+                fields[f.name] = GraphCache()
+            elif f.name in held and not isinstance(held[f.name], np.ndarray) or f.name in HOST_FIELDS:
+                fields[f.name] = getattr(lg, f.name)  # scalars, None, and the per-rank counts
+            else:  # a host array, or one the host part builds on first read
+                fields[f.name] = None
+                later.append(f.name)
+        part = lg.cache.devices[key] = DevicePart(**fields)
+        uploaded: dict[int, tuple] = {}  # id(host array) -> (host array, device array)
+
+        def upload(name: str):
+            h = getattr(lg, name)
+            got = uploaded.get(id(h))
+            if got is None:
+                if h.ndim == 1 and len(h) > 1 and h.strides[0] == 0:
+                    d = self.xp.broadcast_to(self.from_host(np.ascontiguousarray(h[:1])), h.shape)
+                else:
+                    d = self.from_host(h)
+                got = uploaded[id(h)] = (h, d)
+            return got[1]
+
+        for name in later:
+            part._lazy((name,), lambda name=name: upload(name))
         return part
 
     def take_into(self, table, idx, out):
@@ -194,23 +228,15 @@ class CuPyBackend(intops.IntOpsMixin):
         return AK.scatter_reduce(self, op, recv, vals, mask, n, elem, ids)
 
     def any_pull(self, seg, nbr, x, budget=None, rows=None):
-        """Per row: does any neighbour have x?  One pass over every entry (no early exit: CuPy has no
-        `logical_or.reduceat`; the atomics make the pass cheap)."""
-        found = seg.reduce(self.xp.logical_or, x[nbr], False)
-        if rows is None:
-            return found
-        out = self.xp.zeros(seg.n, dtype=bool)
-        out[rows] = found[rows]
-        return out
+        """Per row: does any neighbour have x?  A raw kernel, one thread per row, stops at the row's first
+        neighbour whose bit is set in a bitmap of x (Beamer's bottom-up step); with `rows`, only those
+        rows are looked at and every other row is False.  Early exit bounds the pull's reads, so it
+        never gives up for `budget` (None would make the caller push instead)."""
+        return RK.pull_any(self.xp, seg.indptr, nbr, x, rows)
 
     def rows_with_any(self, indptr, rows, nbr, mask):
-        xp = self.xp
-        starts = indptr[rows]
-        lens = indptr[rows + 1] - starts
-        sent = mask[nbr[self.expand_ranges(starts, lens)]]
-        out = xp.zeros(len(rows), dtype=xp.int32)
-        xp.maximum.at(out, self.repeat(xp.arange(len(rows), dtype=xp.int64), lens), sent.astype(xp.int32))
-        return out.astype(bool)
+        """Per listed row: does any entry's neighbour have `mask`?  The early-exit pull over those rows."""
+        return RK.pull_any(self.xp, indptr, nbr, mask, rows)[rows]
 
     def mean(self, total, count):
         xp = self.xp

@@ -136,7 +136,7 @@ class Keyed:
         if op == "argmax":  # a decreasing map, so the least wins: -x for floats, ~x for ints (no overflow)
             v = -v if v.dtype.kind == "f" else ~v
         best = xp.full(n, xp.inf if v.dtype.kind == "f" else INT64_MAX, dtype=v.dtype)
-        xp.minimum.at(best, pos, v)
+        bk.at_minmax("min", best, pos, v)
         cand = bk.nonzero(v == best[pos])
         rows = pos[cand]
         keep = xp.ones(len(cand), dtype=bool)

@@ -39,6 +39,16 @@ def _take_out() -> dict[str, ModuleType]:
     return gone
 
 
+def _file_of(mod: ModuleType) -> str:
+    """A module's `__file__`, read without loading it: CuPy 14 loads `cupyx`, `cupy.testing` and
+    others lazily (importlib.util.LazyLoader), and any attribute read of such a module once it has
+    left `sys.modules` raises ValueError ("substituted in sys.modules during a lazy load")."""
+    try:
+        return object.__getattribute__(mod, "__dict__").get("__file__") or ""
+    except Exception:  # an exotic module object: not the stand-in
+        return ""
+
+
 def _without_here() -> list[str]:
     return [p for p in sys.path if str(Path(p or ".").resolve()) != HERE]
 
@@ -47,10 +57,10 @@ def _load() -> dict[str, ModuleType]:
     """Import the stand-in's modules once (with this folder first on sys.path only meanwhile)."""
     if not _loaded:
         saved, path = _take_out(), sys.path[:]
-        # a stand-in already imported through sys.path is adopted, so the process has one ndarray class
-        sys.modules.update({k: v for k, v in saved.items() if (getattr(v, "__file__", "") or "").startswith(HERE)})
-        sys.path[:] = [HERE, *path]
         try:
+            # a stand-in already imported through sys.path is adopted, so the process has one ndarray class
+            sys.modules.update({k: v for k, v in saved.items() if _file_of(v).startswith(HERE)})
+            sys.path[:] = [HERE, *path]
             importlib.import_module("cupy")
             importlib.import_module("cupyx.scipy.sparse")
             _loaded.update({k: v for k, v in sys.modules.items() if _ours(k)})

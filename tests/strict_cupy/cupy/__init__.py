@@ -21,6 +21,7 @@ from typing import Any
 import numpy as _np
 
 from . import cuda as cuda
+from ._raw import RawKernel, RawModule  # noqa: F401  (CuPy's names)
 
 _STANDIN = True  # how activate.py tells this module from a real CuPy
 _IMPLICIT = "Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy array explicitly."
@@ -393,7 +394,7 @@ def _creation_fn(name: str) -> Callable[..., Any]:
 
 _FUNCS = ("cumsum cumprod diff searchsorted argsort sort lexsort packbits broadcast_to nan_to_num clip any all "
           "concatenate stack hstack vstack sum prod amin amax min max mean argmin argmax ndim copy ravel reshape isin array_equal allclose "
-          "flip dot count_nonzero")
+          "flip dot count_nonzero ascontiguousarray")
 _SYNC_FUNCS = ("flatnonzero", "nonzero", "argwhere", "bincount", "unique")  # count_nonzero: a 0-d device array
 for _n in _FUNCS.split():
     globals()[_n] = _device_fn(_n)
@@ -493,7 +494,24 @@ class ufunc:  # noqa: N801  (CuPy's name)
             raise TypeError(f"Unsupported type {type(a)}")
         if a.dtype.char not in _AT_DTYPES:
             raise TypeError(f"`{self.name}.at` does not support dtype {a.dtype}")
+        if self.name in ("minimum", "maximum") and a.dtype.kind == "f":
+            _float_minmax_at(self.name, a._a, _index(indices), _unwrap(b))
+            return
         self._u.at(a._a, _index(indices), _unwrap(b))
+
+
+def _float_minmax_at(name: str, a: _np.ndarray, idx: Any, b: Any) -> None:
+    """CuPy 14's float `minimum.at`/`maximum.at`, rounding as it does: its atomicMin/atomicMax on
+    `double` (cupy/_core/include/cupy/atomics.cuh) is a compare-and-swap loop around `fminf`/`fmaxf`,
+    so every update converts the old value and the operand to float32 and stores the float32 result
+    (NaN dropped, as fminf drops it).  Each touched element is rounded even where its value wins; the
+    untouched keep their float64 values.  A runtime path that still relies on it gives wrong float
+    answers here, as it would on a GPU."""
+    touched = _np.zeros(a.shape, dtype=bool)
+    touched[idx] = True
+    a32 = a.astype(_np.float32)
+    (_np.fmin if name == "minimum" else _np.fmax).at(a32, idx, _np.asarray(b).astype(_np.float32))
+    a[touched] = a32[touched]
 
 
 _METHODS = {"add": "reduce accumulate reduceat at", "multiply": "reduce accumulate", "subtract": "at",
