@@ -18,14 +18,15 @@ class Adjacency:
         self.bk = bk
         self.seg = bk.segments(indptr)
         self.nbr = nbr
-        self.eid = eid
+        self._eid = eid  # an array, None, or a callable giving it on first read (a device part uploads then)
         self._ext_ids = ext_ids
         self._nbr_ids = None
         self._self_ids = None
         self._indptr = indptr
         self._n_ext = len(ext_ids)
         self._mats: dict[str, Any] = {}
-        self._reverse = reverse  # (indptr over senders, receivers, edges) when the graph already has it
+        # (indptr over senders, receivers, edges) when the graph already has it, or a callable giving it
+        self._reverse = reverse
         self._sender_counts = None
         self._views: list[tuple[Any, Adjacency]] = []  # (sender mask, its restricted view), newest last
         self._sighted: list[Any] = []  # sender masks few enough for a view, seen once, no view made yet
@@ -33,6 +34,13 @@ class Adjacency:
         # a view: the receivers whose rows it holds (bool per row; None: every row), the program array they
         # come from, and its senders' entries in all rows
         self.rows, self.rows_key, self.work = None, None, len(nbr)
+
+    @property
+    def eid(self):
+        """Local edge index of each entry (read only by programs that touch edges or push)."""
+        if callable(self._eid):
+            self._eid = self._eid()
+        return self._eid
 
     def sender_counts(self):
         """Adjacency entries per (ext) sender: the records it sends in one exchange."""
@@ -46,6 +54,8 @@ class Adjacency:
         One rank: the other CSR direction of the graph is exactly this.  Several
         ranks: built once in linear time (CSR -> CSC) including ghost senders.
         """
+        if callable(self._reverse):
+            self._reverse = self._reverse()
         if self._reverse is None:
             self._reverse = self.bk.transpose(self._indptr, self.nbr, self.eid, self._n_ext)
         return self._reverse

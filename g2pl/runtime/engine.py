@@ -74,7 +74,7 @@ class Runtime:
         self.lg = lg = bk.graph_part(lg)  # the part the verbs work on (a device copy on a GPU)
         self.n, self.m = lg.n, lg.m
         self.ids, self.ext_ids = lg.ids, lg.ext_ids
-        self.weight = _weight_view(lg, bk)
+        self._weight = None  # the edge weights, on first read (`weight`)
         self.seed = int(seed)
         self.max_supersteps = max_supersteps
         need_in, need_out = getattr(module, "DIRECTIONS", (True, False))
@@ -82,10 +82,11 @@ class Runtime:
         self._rand_counts = [0] * int(getattr(module, "RAND_SITES", 0))
         self._names = tuple(getattr(module, "VARIABLES", ()))  # what a checkpoint saves
         # the naive code's broadcast: every vertex sends one record along every adjacency entry it has
+        host = self.host_lg  # lengths from the host part: reading the device part's arrays would upload them
         if lg.directed:
-            self.naive_entries = (len(lg.in_nbr) if need_in else 0) + (len(lg.out_nbr) if need_out else 0)
+            self.naive_entries = (len(host.in_nbr) if need_in else 0) + (len(host.out_nbr) if need_out else 0)
         else:
-            self.naive_entries = len(lg.in_nbr)
+            self.naive_entries = len(host.in_nbr)
         self.stats = Stats(ranks=self.comm.size)
         self.tally = Tally()
         self.transport = Transport(bk, lg, self.comm, self.tally)
@@ -106,6 +107,14 @@ class Runtime:
         self._t_start = self._t_last
 
     # ------------------------------------------------------------ structure
+
+    @property
+    def weight(self):
+        """The edge weights (`Weight` of the language), read on first use: a device part uploads them
+        only for programs that read them."""
+        if self._weight is None:
+            self._weight = _weight_view(self.lg, self.bk)
+        return self._weight
 
     def prepare(self) -> None:
         """Build this rank's adjacency structures the program reads (both CSR directions of the local

@@ -50,9 +50,15 @@ class Neighbourhood:
         a = cache.get(out)
         if a is None:
             lg = self.lg
-            csr = {True: (lg.out_indptr, lg.out_nbr, lg.out_eid), False: (lg.in_indptr, lg.in_nbr, lg.in_eid)}
-            reverse = csr[not out] if lg.n_ext == lg.n else None  # one rank: the other direction is the transpose
-            a = cache[out] = Adjacency(self.bk, *csr[out], lg.ext_ids, reverse)
+            side = "out" if out else "in"
+            back = "in" if out else "out"
+            # read lazily: a device part uploads an array on its first read, and a BFS reads no edge ids
+            # and pushes rarely
+            reverse = None
+            if lg.n_ext == lg.n:  # one rank: the other direction is the transpose
+                reverse = lambda: tuple(getattr(lg, f"{back}_{k}") for k in ("indptr", "nbr", "eid"))  # noqa: E731
+            a = cache[out] = Adjacency(self.bk, getattr(lg, f"{side}_indptr"), getattr(lg, f"{side}_nbr"),
+                                       lambda: getattr(lg, f"{side}_eid"), lg.ext_ids, reverse)
         return a
 
     def entries(self, x, k: int):
