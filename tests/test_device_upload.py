@@ -58,3 +58,29 @@ def test_unit_weights_travel_as_one_value() -> None:
     assert "weight" in arrays
     h2d_w, _ = _uploaded(g2pl.Graph.from_edges(src, dst, rng.uniform(1, 2, 2000)), "sssp", root=int(g.ids[0]))
     assert h2d_w - h2d >= 8 * (g.m - 1)  # real weights cost 8 bytes an edge; unit weights one value
+
+
+def test_a_degree_renumbered_part_gives_the_numpy_answers() -> None:
+    """Generated graphs are degree-renumbered (the part's `order`, a field with a class default): the
+    device part must carry the renumbering, not the default, or every answer comes out permuted."""
+    from g2pl.runtime.cupy_backend import DevicePart
+
+    g = g2pl.load_graph("kron:10", seed=1)
+    parts: list[DevicePart] = []
+    orig = DevicePart.__init__
+
+    def spy(self, *a, **k):
+        orig(self, *a, **k)
+        parts.append(self)
+
+    for name, args in (("bfs", {"root": int(g.ids[0])}), ("cc", {})):
+        prog = g2pl.compile_file(ROOT / "programs" / f"{name}.g2pl")
+        want = prog.run(g, args=args).output()["values"]
+        DevicePart.__init__ = spy
+        try:
+            with standin():
+                got = prog.run(g, args=args, backend="cupy").output()["values"]
+        finally:
+            DevicePart.__init__ = orig
+        assert got == want, name
+    assert parts and parts[0].order is not None

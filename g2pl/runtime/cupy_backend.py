@@ -207,7 +207,10 @@ class CuPyBackend(intops.IntOpsMixin):
             return got[1]
 
         for name in later:
-            part._lazy((name,), lambda name=name: upload(name))
+            if hasattr(DevicePart, name):  # a field with a class default: attribute reads never miss, so
+                setattr(part, name, upload(name))  # a lazy one would read the default (None): upload now
+            else:
+                part._lazy((name,), lambda name=name: upload(name))
         return part
 
     def take_into(self, table, idx, out):
