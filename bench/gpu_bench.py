@@ -1,22 +1,43 @@
-"""GPU benchmark: compiled programs on the NumPy vs the CuPy backend, and compiled-CuPy vs hand-written CuPy.
+"""GPU benchmark: compiled programs on the CuPy backend against hand-written CuPy (and the NumPy backend).
 
-For each graph of `--graphs` (default kron:20, kron:22, kron:24; loaded once per graph) and each
-algorithm of `--algos` (bfs, pagerank (20 iterations, damping 0.85), cc, sssp):
+For each graph of `--graphs` (default kron:24; loaded once per graph, in the order given) and each
+algorithm of `--algos` (bfs, pagerank (20 iterations, damping 0.85), cc, sssp), one row per
+implementation, in this order:
 
-* the compiled program (`g2pl.compile_file(...).run(graph, args, backend=...)`) on backend numpy
-  and on backend cupy: one warm-up run, then `--repeat` timed runs (numpy: `--numpy-repeat`,
-  no warm-up when that is 1), the median of the stats' `time_s`;
-* for bfs and pagerank, the hand-written CuPy versions of bench/handwritten_cupy.py (graph
-  uploaded once; one warm-up, then `--repeat` runs timed with `cupy.cuda.Event`).
+* `compiled cupy`: `g2pl.compile_file(programs/ALGO.g2pl).run(graph, args, backend="cupy")`, one
+  warm-up run (kernels compiled, graph uploaded), then `--repeat` timed runs, the median of the
+  stats' `time_s`;
+* `hand-written cupy` (bfs and pagerank): bench/handwritten_cupy.py, graph uploaded beforehand, one
+  warm-up, then `--repeat` timed runs;
+* `compiled numpy` (unless `--no-numpy`): the NumPy backend, the reference the others are checked
+  against; `--numpy-repeat` runs (no warm-up when that is 1).
 
-Per row: median time, rate (BFS: GTEPS as Graph500 counts them - undirected edges with an
-endpoint in the reached component, each once, over the time; PageRank: G edges/s per
-iteration, m / (time / 20)), device peak memory (the stats' device.peak_bytes, else the CuPy
-memory pool's high-water), host syncs, host->device and device->host bytes ("n/a" where the
-backend's stats do not say). Every CuPy answer is checked against the NumPy backend's (ints
-exactly, floats within 1e-9 relative); a mismatch is marked in the table and makes the exit
-status 1 (so does an implementation that raised). Output: `--out DIR`/gpu_bench.{json,md},
-rewritten after every graph.
+Equal work on both sides: the compiled `time_s` runs from the first superstep to the returned array
+in host memory (the runtime's `collect` copies it device->host before the clock stops), so the
+hand-written time is also taken from a synchronized start to its answer copied to the host
+(`time.perf_counter`); its device-only time (CUDA events around the call, without the copy) is
+reported beside it.
+
+Checks: against the NumPy backend's answer where it ran; with `--no-numpy` (large graphs) the
+compiled and the hand-written CuPy answers check each other (BFS levels exactly; PageRank within
+1e-9 relative: float64 sums in another order). A mismatch or an implementation that raised makes the
+exit status 1; a graph or row skipped for the time budget, 3.
+
+Per row: median time, rate (BFS: GTEPS as Graph500 counts them - undirected edges with an endpoint
+in the reached component, each once, over the time; PageRank: G edges/s per iteration, m / (time /
+20)), device peak memory (the stats' device.peak_bytes, else the CuPy memory pool's high-water),
+host syncs, host->device and device->host bytes.
+
+After loading, the graph is partitioned on the host for one rank as a compiled run's loading does
+(kept with the graph), so the first compiled run only uploads it; `--wait-file PATH` then waits for
+PATH to exist before the first device work (gpu_check.sh runs the GPU tests meanwhile).
+
+Budget (`--time-budget` seconds from the start of this process): checked before loading a graph
+(against an estimate of its load and partition time, from timing kron:16), before each row and
+before each timed run; what does not fit is skipped and noted (`--fallback SPEC`: a smaller graph run
+once in place of one that does not fit). Compiled runs get the time left as their `time_limit`. Each
+row is written to `--out DIR`/gpu_bench.{json,md} as soon as it exists (`--append` adds to the files
+there); the JSON's `running` names the step in progress, so a run killed from outside says where it was.
 
     python bench/gpu_bench.py --out bench/results/gpu                # on a machine with a GPU
     python bench/gpu_bench.py --dry-run --out /tmp/gb               # no GPU: kron:10, numpy only
@@ -31,9 +52,12 @@ Without `--dry-run`, a missing CuPy or CUDA device is an exit-2 refusal saying s
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import platform
+import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -52,6 +76,12 @@ PROGRAMS = {a: ROOT / "programs" / f"{a}.g2pl" for a in ("bfs", "pagerank", "cc"
 HANDWRITTEN = ("bfs", "pagerank")
 NAMES = {"bfs": "BFS", "pagerank": f"PageRank ({ITERS} it.)", "cc": "CC", "sssp": "SSSP"}
 MIB = float(1 << 20)
+#: A compiled run stops itself after this many supersteps (none of these programs needs 200 on a kron graph).
+MAX_SUPERSTEPS = 1000
+#: Seconds a row needs at least (a warm-up and one timed run) when nothing is known about it yet.
+MIN_ROW_S = 5.0
+#: Calibration graph of the load-time estimate: load(kron:S) ~ t(kron:16) * 2^(S-16) * S/16.
+CALIBRATION = 16
 
 
 # --------------------------------------------------------------------------- environment
@@ -70,13 +100,13 @@ def need_gpu():
         import cupyx.scipy.sparse  # noqa: F401
     except Exception as e:  # ImportError, or a CUDA library that fails to load
         refuse(f"gpu_bench: CuPy is not usable here ({type(e).__name__}: {e}).\n"
-                 "Install CuPy for the machine's CUDA (pip install -e '.[gpu-cuda13]' or '.[gpu]'), "
-                 "or run with --dry-run to test this script without a GPU.")
+               "Install CuPy for the machine's CUDA (pip install -e '.[gpu-cuda13]' or '.[gpu]'), "
+               "or run with --dry-run to test this script without a GPU.")
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:
         refuse(f"gpu_bench: CuPy finds no CUDA device ({type(e).__name__}: {e}); "
-                 "run on a machine with an NVIDIA GPU, or with --dry-run.")
+               "run on a machine with an NVIDIA GPU, or with --dry-run.")
     if count < 1:
         refuse("gpu_bench: CuPy finds no CUDA device; run on a machine with an NVIDIA GPU, or with --dry-run.")
     return cupy
@@ -89,7 +119,7 @@ def need_g2pl():
         import g2pl
     except ImportError as e:
         refuse(f"gpu_bench: cannot import g2pl ({e}). It needs lark, jinja2, numpy and scipy; on a machine "
-                 "without network carry their wheels (see bench/README.md, 'GPU check').")
+               "without network carry their wheels (see bench/README.md, 'GPU check').")
     return g2pl
 
 
@@ -123,8 +153,72 @@ def machine(cupy) -> dict:
             info["cuda_runtime"] = cupy.cuda.runtime.runtimeGetVersion()
             info["cuda_driver"] = cupy.cuda.runtime.driverGetVersion()
         except Exception as e:
-            info["gpu"] = f"n/a ({e})"
+            info["gpu"] = f"n/a ({type(e).__name__})"
     return info
+
+
+# --------------------------------------------------------------------------- budget
+
+
+class Clock:
+    """This process's time budget: seconds since the start, seconds left, whether a cost fits."""
+
+    def __init__(self, budget: float | None) -> None:
+        self.t0 = time.perf_counter()
+        self.budget = budget
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def left(self) -> float:
+        return float("inf") if not self.budget else self.budget - self.elapsed()
+
+    def fits(self, cost: float) -> bool:
+        return cost <= self.left()
+
+    def run_limit(self) -> float | None:
+        """A compiled run's `time_limit`: what is left of the budget (None without one)."""
+        return None if not self.budget else max(1.0, self.left())
+
+
+def kron_scale(spec: str) -> int | None:
+    m = re.fullmatch(r"kron:(\d+)(:.*)?", spec.strip())
+    return int(m.group(1)) if m else None
+
+
+def load_estimate(spec: str, cal: dict | None) -> float | None:
+    """Seconds to load `spec` (kron:S only) and partition it on the host: per_unit * 2^S * S for the load,
+    times (1 + the partitioning's share), both from the calibration."""
+    s = kron_scale(spec)
+    if s is None or cal is None:
+        return None
+    return cal["per_unit"] * 2.0**s * s * (1.0 + cal["partition"])
+
+
+def partition_on_host(g) -> float | None:
+    """Partition `g` for one rank, as a compiled run's loading does first (kept with the graph, so the first
+    run only uploads it): host work done while the tests hold the device. Seconds, None if not possible."""
+    try:
+        from g2pl.runtime.comm import SingleComm
+        from g2pl.runtime.driver import renumbering, scatter_graph
+    except ImportError:
+        return None
+    t0 = time.perf_counter()
+    scatter_graph(SingleComm(), g, renumbering(g, "auto"))
+    return time.perf_counter() - t0
+
+
+def calibrate(seed: int) -> dict:
+    """Load and partition times of kron:16 (a fraction of a second) for the estimates of larger graphs:
+    seconds per 2^S * S unit of loading, and partitioning's time over loading's."""
+    import g2pl
+
+    partition_on_host(g2pl.load_graph("kron:4", seed=seed))  # the imports, not timed
+    t0 = time.perf_counter()
+    g = g2pl.load_graph(f"kron:{CALIBRATION}", seed=seed)
+    load = time.perf_counter() - t0
+    part = partition_on_host(g) or 0.0
+    return {"load_s": load, "per_unit": load / (2.0**CALIBRATION * CALIBRATION), "partition": part / load}
 
 
 # --------------------------------------------------------------------------- measuring
@@ -163,6 +257,7 @@ class Pool:
 
     def __init__(self, cupy) -> None:
         self.pool = cupy.get_default_memory_pool() if cupy is not None else None
+        self.base = 0
 
     def start(self) -> None:
         self.base = 0
@@ -179,6 +274,23 @@ class Pool:
         return int(self.pool.total_bytes()) - self.base if self.pool is not None else None
 
 
+class Counts:
+    """Counters the CPU rehearsal (bench/gpu_rehearsal.py) puts on the stand-in for its GPU time model:
+    bytes and number of device arrays allocated, and the kernel sites met so far. None elsewhere."""
+
+    def __init__(self, cupy) -> None:
+        self.fn = getattr(cupy, "_rehearsal_counts", None) if cupy is not None else None
+
+    def snap(self) -> dict | None:
+        return self.fn() if callable(self.fn) else None
+
+    @staticmethod
+    def delta(a: dict | None, b: dict | None) -> dict | None:
+        if a is None or b is None:
+            return None
+        return {k: b[k] - a[k] for k in a if isinstance(a[k], (int, float))}
+
+
 def rate(algo: str, t: float | None, m_reached: int, m: int) -> float | None:
     if not t or t <= 0:
         return None
@@ -189,136 +301,260 @@ def rate(algo: str, t: float | None, m_reached: int, m: int) -> float | None:
     return None
 
 
-def run_compiled(prog, g, args: dict, backend: str, warmup: bool, repeat: int, seed: int, pool: Pool,
-                 cupy) -> tuple[dict, object]:
-    """Median `time_s` of `repeat` runs (after one warm-up when asked) and the last result."""
-    pool.start()
+def timed_runs(run, warmup: bool, repeat: int, clock: Clock, row: dict, counts: Counts) -> list:
+    """Call `run()` (returns (seconds, result)) once untimed when `warmup`, then up to `repeat` times while
+    the budget allows another; fills row's times and returns the results of the timed runs."""
+    walls, times, results = [], [], []
+    c0 = counts.snap()
     if warmup:
-        prog.run(g, args=args, backend=backend, seed=seed)
-    times, res = [], None
-    for _ in range(repeat):
-        res = prog.run(g, args=args, backend=backend, seed=seed)
-        times.append(float(res.stats["time_s"]))
+        t0 = time.perf_counter()
+        t, res = run()
+        walls.append(time.perf_counter() - t0)
+        row["warmup_s"], row["warmup_wall_s"] = t, walls[-1]
+        results.append(res)
+    c1 = counts.snap()
+    for i in range(repeat):
+        # the next run takes about as long as the last timed one; a warm-up also compiled the kernels
+        last = walls[-1] * (0.5 if warmup and len(walls) == 1 else 1.0) if walls else 0.0
+        if walls and not clock.fits(1.2 * last + 0.5):
+            row.setdefault("notes", []).append(f"{i} of {repeat} timed runs: time budget")
+            break
+        t0 = time.perf_counter()
+        t, res = run()
+        walls.append(time.perf_counter() - t0)
+        times.append(t)
+        results.append(res)
+        if i == 0 and c1 is not None:
+            row["standin_counts"] = {"cold": Counts.delta(c0, c1), "run": Counts.delta(c1, counts.snap())}
+    if not times:  # only the warm-up fitted: its time, marked (it includes compiling the kernels)
+        times = [row["warmup_s"]]
+        row["cold"] = True
+        row.setdefault("notes", []).append("time of the warm-up run only (includes compiling kernels)")
+    row.update(time_s=statistics.median(times), times_s=times, wall_s=walls)
+    return results
+
+
+def run_compiled(prog, g, args: dict, backend: str, warmup: bool, repeat: int, seed: int, pool: Pool,
+                 clock: Clock, counts: Counts) -> tuple[dict, np.ndarray]:
+    """A compiled program's row: median `time_s` of the timed runs, its stats, and the answer."""
+    pool.start()
+    row: dict = {}
+
+    def run():
+        res = prog.run(g, args=args, backend=backend, seed=seed, max_supersteps=MAX_SUPERSTEPS,
+                       time_limit=clock.run_limit())
+        if "first_load_s" not in row:  # the first run partitions and uploads the graph (not in time_s)
+            row["first_load_s"] = res.stats.get("load_time_s")
+            row["upload_bytes"] = dig(res.stats, "device", "h2d_bytes")
+        return float(res.stats["time_s"]), res
+
+    res = timed_runs(run, warmup, repeat, clock, row, counts)[-1]
     st = res.stats
     steps = st.get("per_superstep") or []
-    step_t = [s.get("time_s") for s in steps if isinstance(s, dict) and s.get("time_s") is not None]
-    row = {"time_s": statistics.median(times), "times_s": times,
-           "supersteps": st.get("supersteps", len(steps) or None),
-           "superstep_time_sum_s": float(sum(step_t)) if step_t else None,
-           "backend_reported": st.get("backend"),
-           "peak_bytes": dig(st, "device", "peak_bytes"),
-           "pool_high_water_bytes": pool.high_water() if backend == "cupy" else None,
-           "pool_total_bytes": pool.total() if backend == "cupy" else None,
-           "syncs": dig(st, "device", "syncs"), "h2d_bytes": dig(st, "device", "h2d_bytes"),
-           "d2h_bytes": dig(st, "device", "d2h_bytes"), "device_name": dig(st, "device", "name")}
-    return row, res
+    row.update({"supersteps": st.get("supersteps", len(steps) or None),
+                "backend_reported": st.get("backend"),
+                "peak_bytes": dig(st, "device", "peak_bytes"),
+                "pool_high_water_bytes": pool.high_water() if backend == "cupy" else None,
+                "pool_total_bytes": pool.total() if backend == "cupy" else None,
+                "syncs": dig(st, "device", "syncs"), "h2d_bytes": dig(st, "device", "h2d_bytes"),
+                "d2h_bytes": dig(st, "device", "d2h_bytes"), "device_name": dig(st, "device", "name")})
+    return row, res.array(res.values[0]["name"], g)
 
 
-def run_handwritten(HC, dg, algo: str, root: int, repeat: int, cupy) -> tuple[dict, np.ndarray]:
-    """Median time of `repeat` runs after one warm-up: CUDA events on a GPU, perf_counter on a CPU."""
+def run_handwritten(HC, g, algo: str, root: int, repeat: int, xp_name: str, cupy, pool: Pool, clock: Clock,
+                    counts: Counts) -> tuple[dict, np.ndarray]:
+    """A hand-written row: graph uploaded, one warm-up, then timed runs from a synchronized start to the
+    answer in host memory (as the compiled `time_s`); CUDA events give the device-only part."""
+    xp, sp = HC.modules(xp_name)
+    pool.start()
+    t1 = time.perf_counter()
+    dg = HC.CSRGraph(g, xp, sp)
+    if cupy is not None:
+        cupy.cuda.Device().synchronize()
+    row: dict = {"upload_s": time.perf_counter() - t1, "upload_bytes": dg.h2d_bytes}
+    device_s: list[float] = []
 
     def call():
         return HC.bfs(dg, root) if algo == "bfs" else HC.pagerank(dg, ITERS, DAMPING)
 
-    call()  # warm-up: kernels compiled, pool blocks allocated
-    times, syncs, out = [], [], None
-    for _ in range(repeat):
-        s0 = dg.syncs
+    def run():
         if cupy is not None:
+            cupy.cuda.Device().synchronize()
             start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        s0 = dg.syncs
+        t0 = time.perf_counter()
+        if cupy is not None:
             start.record()
-            out = call()
+        out = call()
+        if cupy is not None:
             end.record()
+        host = HC.to_host(out)
+        t = time.perf_counter() - t0
+        if cupy is not None:
             end.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
-        else:
-            t0 = time.perf_counter()
-            out = call()
-            times.append(time.perf_counter() - t0)
-        syncs.append(dg.syncs - s0)
-    row = {"time_s": statistics.median(times), "times_s": times, "syncs": syncs[-1],
-           "h2d_bytes": 0, "d2h_bytes": None, "upload_bytes": dg.h2d_bytes}
-    return row, HC.to_host(out)
+            device_s.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+        return t, (host, dg.syncs - s0)
+
+    results = timed_runs(run, True, repeat, clock, row, counts)  # the graph's device copy goes on return
+    host, syncs = results[-1]
+    timed = device_s[-len(row["times_s"]):] if device_s and not row.get("cold") else device_s[:1]
+    # syncs: the control reads, and the answer's copy (the backend's stats count its collect as one too)
+    row.update({"device_s": statistics.median(timed) if timed else None, "syncs": syncs + 1, "h2d_bytes": 0,
+                "d2h_bytes": int(host.nbytes), "pool_high_water_bytes": pool.high_water(),
+                "pool_total_bytes": pool.total()})
+    return row, host
 
 
 # --------------------------------------------------------------------------- one graph
 
 
-def bench_graph(spec: str, a, progs: dict, cupy, log, t_start: float) -> dict:
-    import handwritten as H
-    import handwritten_cupy as HC
+class GraphBench:
+    """The rows of one graph, checked and rated as they come, saved after each one."""
 
-    import g2pl
+    def __init__(self, spec: str, a, res: dict, save) -> None:
+        self.spec, self.a, self.res, self.save = spec, a, res, save
+        self.answers: dict[tuple[str, str], np.ndarray] = {}
+        self.m_reached: int | None = None
+        self.out: dict = {"graph": spec, "label": a.label, "n": 0, "m": 0, "root": -1, "load_s": 0.0, "rows": [],
+                          "notes": [],
+                          "reference": "numpy" if not a.no_numpy else "cross (compiled cupy vs hand-written)",
+                          "repeat": a.repeat, "numpy_repeat": a.numpy_repeat}
+        res["graphs"].append(self.out)
 
+    def note(self, msg: str, log) -> None:
+        self.out["notes"].append(msg)
+        log(f"   note: {msg}")
+        self.save()
+
+    def add(self, row: dict, answer: np.ndarray | None, g) -> None:
+        if answer is not None:
+            self.answers[(row["algo"], row["impl"])] = answer
+            if row["algo"] == "bfs" and self.m_reached is None:
+                reached = answer >= 0
+                self.m_reached = int(np.count_nonzero(reached[g.src] | reached[g.dst]))
+                self.out["bfs_edges_counted"] = self.m_reached
+        self.out["rows"].append(row)
+        self.settle(row["algo"], g, final=False)
+        self.res["running"] = None
+        self.save()
+
+    def settle(self, algo: str, g, final: bool) -> None:
+        """Checks and rates of `algo`'s rows from the answers so far: against the NumPy backend's answer
+        where there is one, else each CuPy answer against the other implementation's."""
+        rows = [r for r in self.out["rows"] if r["algo"] == algo]
+        have = [impl for (al, impl) in self.answers if al == algo]
+        ref = "compiled numpy" if "compiled numpy" in have else None
+        for r in rows:
+            r["rate"] = rate(algo, r.get("time_s"), self.m_reached or g.m, g.m) if "error" not in r else None
+            if "error" in r:
+                r["check"] = "ERROR"
+                continue
+            impl = r["impl"]
+            if ref is not None and impl == ref:
+                r["check"], r["checked_against"] = "reference", None
+                continue
+            other = ref or next((i for i in have if i != impl), None)
+            if other is not None and impl in have:
+                r["check"] = compare(self.answers[(algo, impl)], self.answers[(algo, other)])
+                r["checked_against"] = other
+            else:
+                r["check"] = "unchecked (no other answer)" if final else "pending"
+
+    def fits(self, clock: Clock, cal: dict | None, log) -> bool:
+        """Whether loading (and partitioning) the graph and one row fit in the budget; noted when not."""
+        est = load_estimate(self.spec, cal)
+        if est is None or clock.fits(est + 2 * MIN_ROW_S):
+            return True
+        self.out["skipped"] = True
+        self.note(f"skipped: loading and partitioning need about {est:.0f} s (estimated), {clock.left():.0f} s "
+                  "of the time budget left", log)
+        return False
+
+    def run(self, progs: dict, cupy, clock: Clock, cal: dict | None, log) -> None:
+        import handwritten as H
+        import handwritten_cupy as HC
+
+        import g2pl
+
+        a = self.a
+        est = load_estimate(self.spec, cal)
+        self.res["running"] = f"{self.spec}: loading (estimated {est:.0f} s)" if est else f"{self.spec}: loading"
+        self.save()
+        t0 = time.perf_counter()
+        g = g2pl.load_graph(self.spec, seed=a.seed)
+        load_s = time.perf_counter() - t0
+        root = H.pick_root(g, a.seed)
+        self.out.update(n=int(g.n), m=int(g.m), root=int(g.ids[root]), load_s=load_s)
+        if not a.dry_run:
+            self.res["running"] = f"{self.spec}: partitioning on the host"
+            self.save()
+            self.out["partition_s"] = partition_on_host(g)
+        self.out["load_estimate_s"] = est
+        part = self.out.get("partition_s")
+        log(f"\n== {self.spec}: n={g.n:,} m={g.m:,} (loaded in {load_s:.1f} s"
+            + (f", partitioned in {part:.1f} s" if part is not None else "")
+            + (f"; estimated {est:.1f} s for both" if est is not None else "") + f"), root {int(g.ids[root])}")
+        self.res["running"] = None
+        self.save()
+        wait_for(a, clock, self.res, log)
+        pool = Pool(cupy)
+        counts = Counts(cupy)
+        gpu = "numpy" if a.dry_run else "cupy"
+        known: dict[str, float] = {}  # algo -> the longest timed run seen (the next row's estimate)
+        for algo in a.algos:
+            # the GPU rows first (the NumPy reference is the slow one); a dry run has the reference only
+            impls = ["compiled numpy"] if a.dry_run else ["compiled cupy"]
+            if algo in HANDWRITTEN and not a.no_handwritten:
+                impls.append(f"hand-written {gpu}")
+            if not a.no_numpy and not a.dry_run:
+                impls.append("compiled numpy")
+            args = H.program_args(algo, g, root, ITERS, DAMPING)
+            for impl in impls:
+                nrep = a.numpy_repeat if impl == "compiled numpy" else a.repeat
+                need = MIN_ROW_S + (nrep + 1) * known.get(algo, 0.0)
+                row = {"graph": self.spec, "algo": algo, "impl": impl}
+                if not clock.fits(need):
+                    self.note(f"{algo} {impl}: skipped, needs about {need:.0f} s, {clock.left():.0f} s of the "
+                              "time budget left", log)
+                    continue
+                self.res["running"] = f"{self.spec} {algo} {impl}"
+                self.save()
+                ans = None
+                try:
+                    if impl.startswith("compiled"):
+                        backend = impl.split()[1]
+                        r, ans = run_compiled(progs[algo], g, args, backend, backend == "cupy" or nrep > 1, nrep,
+                                              a.seed, pool, clock, counts)
+                    else:
+                        r, ans = run_handwritten(HC, g, algo, root, a.repeat, gpu, cupy, pool, clock, counts)
+                    row.update(r)
+                    walls = r["wall_s"][1:] if "warmup_s" in r and len(r["wall_s"]) > 1 else r["wall_s"]
+                    known[algo] = max(known.get(algo, 0.0), *walls)
+                except Exception as e:  # recorded, not raised: the other rows still run
+                    row["error"] = f"{type(e).__name__}: {e}"
+                    pool.start()
+                self.add(row, ans, g)
+                log(fmt_row(row))
+            self.settle(algo, g, final=True)
+            self.save()
+            for r in self.out["rows"]:
+                if r["algo"] == algo and r.get("check", "").startswith(("MISMATCH", "unchecked")):
+                    log(f"   {algo} {r['impl']}: {r['check']}")
+
+
+def wait_for(a, clock: Clock, res: dict, log) -> None:
+    """Wait (once) for `--wait-file` before the first device work, as long as the budget allows."""
+    if not a.wait_file or a._waited:
+        return
+    a._waited = True
     t0 = time.perf_counter()
-    g = g2pl.load_graph(spec, seed=a.seed)
-    load_s = time.perf_counter() - t0
-    root = H.pick_root(g, a.seed)
-    log(f"\n== {spec}: n={g.n:,} m={g.m:,} (loaded in {load_s:.1f} s), root {int(g.ids[root])}")
-    out: dict = {"graph": spec, "n": g.n, "m": g.m, "root": int(g.ids[root]), "load_s": load_s, "rows": [],
-                 "notes": []}
-    pool = Pool(cupy)
-    backends = ["numpy"] if a.dry_run else ["numpy", "cupy"]
-    for algo in a.algos:
-        if a.time_budget and time.perf_counter() - t_start > a.time_budget:
-            out["notes"].append(f"{algo}: skipped, time budget of {a.time_budget:.0f} s spent")
-            log(f"   {algo}: skipped (time budget)")
-            continue
-        args = H.program_args(algo, g, root, ITERS, DAMPING)
-        ref = None
-        m_reached = g.m
-        for backend in backends:
-            row = {"graph": spec, "algo": algo, "impl": f"compiled {backend}"}
-            try:
-                nrep = a.numpy_repeat if backend == "numpy" else a.repeat
-                warm = backend == "cupy" or nrep > 1
-                r, res = run_compiled(progs[algo], g, args, backend, warm, nrep, a.seed, pool, cupy)
-                row.update(r)
-                ans = res.array(res.values[0]["name"], g)
-                if backend == "numpy":
-                    ref = ans
-                    row["check"] = "reference"
-                    if algo == "bfs":
-                        reached = ans >= 0
-                        m_reached = int(np.count_nonzero(reached[g.src] | reached[g.dst]))
-                else:
-                    row["check"] = compare(ans, ref) if ref is not None else "n/a (no numpy answer)"
-            except Exception as e:  # recorded, not raised: the other rows still run
-                row["error"] = f"{type(e).__name__}: {e}"
-                row["check"] = "ERROR"
-            out["rows"].append(row)
-            log(fmt_row(row))
-        if algo in HANDWRITTEN and not a.no_handwritten:
-            row = {"graph": spec, "algo": algo, "impl": "hand-written " + ("numpy" if a.dry_run else "cupy")}
-            dg = None
-            try:
-                # Uploaded per algorithm so that the pool's high-water covers this algorithm alone.
-                xp, sp = HC.modules("numpy" if a.dry_run else "cupy")
-                pool.start()
-                t1 = time.perf_counter()
-                dg = HC.CSRGraph(g, xp, sp)
-                if cupy is not None:
-                    cupy.cuda.Device().synchronize()
-                out["handwritten_upload_s"] = time.perf_counter() - t1
-                out["handwritten_upload_bytes"] = dg.h2d_bytes
-                r, ans = run_handwritten(HC, dg, algo, root, a.repeat, cupy)
-                r["pool_high_water_bytes"] = pool.high_water()
-                r["pool_total_bytes"] = pool.total()
-                row.update(r)
-                row["check"] = compare(ans, ref) if ref is not None else "n/a (no numpy answer)"
-            except Exception as e:
-                row["error"] = f"{type(e).__name__}: {e}"
-                row["check"] = "ERROR"
-            del dg
-            pool.start()
-            out["rows"].append(row)
-            log(fmt_row(row))
-        for row in out["rows"]:
-            if row["algo"] == algo:
-                row["rate"] = rate(algo, row.get("time_s"), m_reached, g.m)
-        if algo == "bfs":
-            out["bfs_edges_counted"] = m_reached
-    return out
+    res["running"] = f"waiting for {a.wait_file}"
+    while not os.path.exists(a.wait_file) and clock.left() > MIN_ROW_S:
+        time.sleep(0.2)
+    waited = time.perf_counter() - t0
+    res["runs"][-1]["waited_s"] = waited
+    res["running"] = None
+    log(f"   waited {waited:.1f} s for {a.wait_file}" + ("" if os.path.exists(a.wait_file) else " (not there)"))
 
 
 # --------------------------------------------------------------------------- report
@@ -346,8 +582,9 @@ def peak(row: dict):
 def fmt_row(row: dict) -> str:
     if "error" in row:
         return f"   {row['algo']:9s} {row['impl']:22s} ERROR {row['error'][:300]}"
-    return (f"   {row['algo']:9s} {row['impl']:22s} {f_time(row.get('time_s')):>10s}  syncs {f_num(row.get('syncs'), '')}"
-            f"  peak {f_bytes(peak(row))} MiB  check {row.get('check')}")
+    dev = f" (device {f_time(row['device_s'])})" if row.get("device_s") is not None else ""
+    return (f"   {row['algo']:9s} {row['impl']:22s} {f_time(row.get('time_s')):>10s}{dev}  syncs "
+            f"{f_num(row.get('syncs'), '')}  peak {f_bytes(peak(row))} MiB  check {row.get('check')}")
 
 
 def rate_unit(algo: str) -> str:
@@ -356,54 +593,72 @@ def rate_unit(algo: str) -> str:
 
 def report(res: dict) -> str:
     m = res["machine"]
-    L = ["# GPU benchmark: compiled G2PL (NumPy vs CuPy backend) and hand-written CuPy", ""]
+    L = ["# GPU benchmark: compiled G2PL (CuPy backend) against hand-written CuPy and the NumPy backend", ""]
     L.append(f"Machine: GPU {m.get('gpu', 'n/a')}, {m.get('nproc')} CPU cores; {m.get('platform')}.  ")
     L.append(f"Versions: python {m.get('python')}, numpy {m.get('numpy')}, scipy {m.get('scipy', 'n/a')}, "
              f"cupy {m.get('cupy', 'n/a')}, CUDA runtime {m.get('cuda_runtime', 'n/a')}, "
              f"driver {m.get('cuda_driver', 'n/a')}.  ")
-    L.append(f"g2pl commit {m.get('commit')}, {res['started']}; seed {res['seed']}; "
-             f"median of {res['repeat']} timed runs after one warm-up (NumPy backend: {res['numpy_repeat']} "
-             f"run(s){', no warm-up' if res['numpy_repeat'] == 1 else ''}).  ")
-    L.append(f"Command: `{res['command']}`" + ("  \n**DRY RUN**: NumPy only, hand-written code on numpy/scipy."
-                                              if res["dry_run"] else ""))
+    L.append(f"g2pl commit {m.get('commit')}; seed {res['seed']}.  ")
+    for run in res["runs"]:
+        tot = f", {run['total_s']:.0f} s" if run.get("total_s") is not None else ", not finished"
+        wait = f", waited {run['waited_s']:.0f} s for the tests" if run.get("waited_s") else ""
+        bud = f" (budget {run['time_budget']:.0f} s)" if run.get("time_budget") else ""
+        L.append(f"Run {run['started']}{tot}{bud}{wait}: `{run['command']}`  ")
+    if res["dry_run"]:
+        L.append("**DRY RUN**: NumPy only, hand-written code on numpy/scipy.  ")
     if res.get("standin"):
-        L[-1] += ("  \n**STAND-IN**: `cupy` is tests/strict_cupy (NumPy underneath): a plumbing test, the times "
-                   "say nothing about a GPU.")
+        L.append("**STAND-IN**: `cupy` is tests/strict_cupy (NumPy underneath): a plumbing test, the times "
+                 "say nothing about a GPU.  ")
+    if res.get("running"):
+        L.append(f"**Interrupted** while: {res['running']}.  ")
     L.append("")
-    L.append("Compiled: `stats['time_s']` of `prog.run(graph, args, backend=...)`. Hand-written: "
-             "bench/handwritten_cupy.py, timed with CUDA events (graph uploaded beforehand). Rate: BFS in "
-             "GTEPS (Graph500: edges with an endpoint in the reached component, each once), PageRank in G "
-             "edges/s per iteration (m / (time / 20)). Peak: the stats' `device.peak_bytes`, else the CuPy "
-             "pool's high-water over the runs beyond what it held before them (marked `p`; a graph a backend "
-             "cached on the device for an earlier algorithm is not counted again; the JSON has the pool's "
-             "total too). Check: against the NumPy backend's answer (ints exact, floats "
-             "1e-9 relative).")
+    L.append("Time: median of the timed runs after one warm-up (NumPy backend: no warm-up when run once). "
+             "Both sides time the same work, from the start to the answer in host memory: compiled, "
+             "`stats['time_s']` of `prog.run(graph, args, backend=...)` (the supersteps and the copy of the "
+             "returned array to the host; partitioning and uploading the graph are loading, not timed); "
+             "hand-written (bench/handwritten_cupy.py, graph uploaded beforehand), `perf_counter` from a "
+             "synchronized start to its answer copied to the host. *Device only*: CUDA events around the "
+             "hand-written call, without that copy. Rate: BFS in GTEPS (Graph500: edges with an endpoint in "
+             "the reached component, each once), PageRank in G edges/s per iteration (m / (time / 20)). "
+             "h2d: per timed run (+ the graph's upload before them). Peak: the stats' `device.peak_bytes`, else the CuPy pool's high-water over the runs beyond what "
+             "it held before them (marked `p`). Check: against the NumPy backend's answer where it ran, else "
+             "compiled CuPy and hand-written CuPy against each other (ints exact, floats 1e-9 relative).")
     for gr in res["graphs"]:
-        L += ["", f"## {gr['graph']} (n = {gr['n']:,}, m = {gr['m']:,}, root {gr['root']}; "
-                  f"loaded in {gr['load_s']:.1f} s)", ""]
-        L.append("| algorithm | implementation | time (median) | rate | peak MiB | syncs | h2d MiB | d2h MiB "
-                 "| supersteps | check |")
-        L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        load = f"loaded in {gr['load_s']:.1f} s" if not gr.get("skipped") else "not loaded"
+        if gr.get("partition_s") is not None:
+            load += f", partitioned in {gr['partition_s']:.1f} s"
+        if gr.get("fallback_for"):
+            load += f"; in place of {gr['fallback_for']}, which did not fit"
+        L += ["", f"## {gr['graph']} (n = {gr['n']:,}, m = {gr['m']:,}, root {gr['root']}; {load}; "
+                  f"checked against: {gr.get('reference', 'numpy')})", ""]
+        if gr["rows"]:
+            L.append("| algorithm | implementation | time (median) | device only | rate | peak MiB | syncs | "
+                     "h2d MiB | d2h MiB | supersteps | runs | check |")
+            L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in gr["rows"]:
             if "error" in r:
-                L.append(f"| {NAMES[r['algo']]} | {r['impl']} | ERROR | | | | | | | "
+                L.append(f"| {NAMES[r['algo']]} | {r['impl']} | ERROR | | | | | | | | | "
                          f"{r['error'][:160].replace('|', '/')} |")
                 continue
             pk = f_bytes(peak(r)) + (" p" if r.get("peak_bytes") is None and peak(r) is not None else "")
             rt = f"{f_num(r.get('rate'))} {rate_unit(r['algo'])}" if r.get("rate") is not None else "-"
-            h2d = r.get("h2d_bytes")
-            if r["impl"].startswith("hand-written"):
-                h2d_s = f"0 (+{f_bytes(r.get('upload_bytes'))} upload)"
-            else:
-                h2d_s = f_bytes(h2d)
+            h2d_s = f_bytes(r.get("h2d_bytes"))
+            if r.get("upload_bytes"):
+                h2d_s += f" (+{f_bytes(r['upload_bytes'])} upload)"
             chk = r.get("check", "n/a")
+            if r.get("checked_against"):
+                chk += f" (vs {r['checked_against']})"
             chk = f"**{chk}**" if chk.startswith(("MISMATCH", "ERROR")) else chk
-            L.append(f"| {NAMES[r['algo']]} | {r['impl']} | {f_time(r.get('time_s'))} | {rt} | {pk} | "
+            runs = f"{len(r.get('times_s', []))}" + (" cold" if r.get("cold") else "")
+            L.append(f"| {NAMES[r['algo']]} | {r['impl']} | {f_time(r.get('time_s'))} | "
+                     f"{f_time(r.get('device_s')) if r.get('device_s') is not None else '-'} | {rt} | {pk} | "
                      f"{f_num(r.get('syncs'), '')} | {h2d_s} | {f_bytes(r.get('d2h_bytes'))} | "
-                     f"{f_num(r.get('supersteps'), '')} | {chk} |")
+                     f"{f_num(r.get('supersteps'), '')} | {runs} | {chk} |")
+        for r in gr["rows"]:
+            for note in r.get("notes", []):
+                L.append(f"\nNote: {NAMES[r['algo']]} {r['impl']}: {note}")
         for note in gr.get("notes", []):
             L.append(f"\nNote: {note}")
-    # ratios
     L += ["", "## Ratios", "", "| graph | algorithm | numpy / cupy backend (speed-up) | compiled cupy / hand-written "
           "(lower is better) |", "|---|---|---:|---:|"]
     for gr in res["graphs"]:
@@ -419,38 +674,101 @@ def report(res: dict) -> str:
     return "\n".join(L) + "\n"
 
 
+def summarize(path: Path, label: str | None) -> list[str]:
+    """One line per row (and per note) of the graphs of `path` (a gpu_bench.json) run with `label`."""
+    res = json.loads(path.read_text())
+    out = []
+    for gr in res["graphs"]:
+        if label is not None and gr.get("label", "") != label:
+            continue
+        head = f"  {gr['graph']} (n={gr['n']:,}, m={gr['m']:,}"
+        out.append(head + (", not loaded)" if gr.get("skipped") else f", loaded in {gr['load_s']:.1f} s)"))
+        for r in gr["rows"]:
+            if "error" in r:
+                out.append(f"    {r['algo']} {r['impl']}: ERROR {r['error'][:200]}")
+                continue
+            rt = f", {r['rate']:.3g} {rate_unit(r['algo'])}" if r.get("rate") is not None else ""
+            dev = f" (device {f_time(r['device_s'])})" if r.get("device_s") is not None else ""
+            chk = r.get("check", "n/a") + (f" (vs {r['checked_against']})" if r.get("checked_against") else "")
+            out.append(f"    {r['algo']} {r['impl']}: {f_time(r.get('time_s'))}{dev} "
+                       f"({len(r.get('times_s', []))} runs{', cold' if r.get('cold') else ''}){rt}, peak "
+                       f"{f_bytes(peak(r))} MiB, syncs {f_num(r.get('syncs'), '')}, h2d {f_bytes(r.get('h2d_bytes'))} "
+                       f"MiB, d2h {f_bytes(r.get('d2h_bytes'))} MiB, check {chk}")
+        for r in gr["rows"]:
+            out += [f"    note: {r['algo']} {r['impl']}: {n}" for n in r.get("notes", [])]
+        out += [f"    note: {n}" for n in gr.get("notes", [])]
+    if res.get("running"):
+        out.append(f"  INTERRUPTED while: {res['running']}")
+    return out
+
+
+def failures(res: dict) -> list[str]:
+    out = list(res.get("graph_failures", []))
+    for gr in res["graphs"]:
+        for r in gr["rows"]:
+            chk = r.get("check", "")
+            if chk.startswith(("MISMATCH", "ERROR")):
+                out.append(f"{gr['graph']} {r['algo']} {r['impl']}: {r.get('error') or chk}")
+    return out
+
+
 # --------------------------------------------------------------------------- main
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--graphs", default=None, help="comma-separated graph specs (default kron:20,kron:22,kron:24;"
-                    " kron:10 with --dry-run)")
+    ap.add_argument("--graphs", default=None, help="comma-separated graph specs, in order (default kron:24; "
+                    "kron:10 with --dry-run or --standin)")
     ap.add_argument("--algos", default="bfs,pagerank,cc,sssp")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per CuPy implementation (default 3; "
                     "1 with --dry-run)")
     ap.add_argument("--numpy-repeat", type=int, default=None, help="timed runs of the NumPy backend (default: "
                     "--repeat; 1 skips its warm-up)")
+    ap.add_argument("--no-numpy", action="store_true", help="no NumPy backend: the CuPy answers check each other "
+                    "(for graphs where the NumPy backend takes minutes)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu_bench"))
+    ap.add_argument("--append", action="store_true", help="add to the gpu_bench.json/.md already in --out")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: tiny graph, numpy backend only")
     ap.add_argument("--no-handwritten", action="store_true", help="skip bench/handwritten_cupy.py")
     ap.add_argument("--time-budget", type=float, default=None,
-                    help="seconds; algorithms not started by then are skipped (and noted)")
+                    help="seconds for this process: graphs, rows and runs that would not fit are skipped (and noted)")
+    ap.add_argument("--fallback", default=None, help="a smaller graph to run (once) in place of one of --graphs "
+                    "whose loading would not fit in the time budget")
+    ap.add_argument("--wait-file", default=None, help="before the first device work, wait until this file exists")
+    ap.add_argument("--label", default="", help="a name for this run's graphs (gpu_check.sh: bench, refs)")
+    ap.add_argument("--summarize", metavar="JSON", default=None,
+                    help="print one line per row of a gpu_bench.json (of --label's graphs when given) and exit")
     ap.add_argument("--standin", action="store_true",
                     help="no GPU: the CuPy code paths over tests/strict_cupy (a strict NumPy stand-in for CuPy "
                          "14); tests the plumbing, the times mean nothing")
     a = ap.parse_args()
+    if a.summarize:
+        try:
+            print("\n".join(summarize(Path(a.summarize), a.label or None)))
+        except (OSError, ValueError, KeyError) as e:
+            print(f"  no rows: {a.summarize}: {type(e).__name__}: {e}")
+            return 1
+        return 0
     small = a.dry_run or a.standin
-    a.graphs = (a.graphs or ("kron:10" if small else "kron:20,kron:22,kron:24")).split(",")
+    a.graphs = [x for x in (a.graphs or ("kron:10" if small else "kron:24")).split(",") if x]
     a.algos = [x for x in a.algos.split(",") if x]
     for x in a.algos:
         if x not in PROGRAMS:
             ap.error(f"unknown algorithm {x!r}; expected some of {', '.join(PROGRAMS)}")
     a.repeat = a.repeat or (1 if small else 3)
     a.numpy_repeat = a.numpy_repeat or a.repeat
+    a._waited = False
     if a.dry_run and a.standin:
         ap.error("--dry-run and --standin exclude each other")
+    if a.dry_run and a.no_numpy:
+        ap.error("--dry-run runs the NumPy backend only: --no-numpy would leave nothing")
+    # A kill from outside (the step's `timeout`) or a hang shows where it was.
+    faulthandler.enable()
+    if hasattr(signal, "SIGTERM"):
+        faulthandler.register(signal.SIGTERM, chain=True)
+    if a.time_budget:
+        faulthandler.dump_traceback_later(a.time_budget + 20, exit=False)
     if a.standin:
         import importlib.util
 
@@ -466,7 +784,9 @@ def main() -> int:
 
 
 def bench(a) -> int:
+    clock = Clock(a.time_budget)
     cupy = None if a.dry_run else need_gpu()
+    a.standin = a.standin or bool(getattr(cupy, "_STANDIN", False))  # also when a caller installed it
     g2pl = need_g2pl()
     out_dir = Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -474,41 +794,72 @@ def bench(a) -> int:
     def log(msg: str) -> None:
         print(msg, flush=True)
 
-    t_start = time.perf_counter()
-    res = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "started":
-           time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "machine": machine(cupy),
-           "seed": a.seed, "repeat": a.repeat, "numpy_repeat": a.numpy_repeat, "dry_run": a.dry_run,
-           "standin": a.standin,
-           "graphs": [], "failures": []}
+    run = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "started":
+           time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "label": a.label, "time_budget": a.time_budget,
+           "total_s": None}
+    res = None
+    if a.append and (out_dir / "gpu_bench.json").exists():
+        try:
+            res = json.loads((out_dir / "gpu_bench.json").read_text())
+            res["runs"].append(run)
+        except Exception as e:  # a file cut short by a kill: start afresh, saying so
+            log(f"gpu_bench: cannot append to {out_dir / 'gpu_bench.json'} ({type(e).__name__}: {e}); new file")
+            res = None
+    if res is None:
+        res = {"machine": machine(cupy), "seed": a.seed, "dry_run": a.dry_run, "standin": a.standin,
+               "runs": [run], "graphs": [], "graph_failures": [], "failures": [], "running": None}
     log(f"gpu_bench: {res['machine'].get('gpu', 'no GPU (dry run)')}; graphs {','.join(a.graphs)}; "
-        f"algos {','.join(a.algos)}; out {out_dir}")
-    progs = {x: g2pl.compile_file(PROGRAMS[x]) for x in a.algos}
+        f"algos {','.join(a.algos)}; " + ("no NumPy reference; " if a.no_numpy else "") + f"out {out_dir}"
+        + (f"; budget {a.time_budget:.0f} s" if a.time_budget else ""))
 
     def save() -> None:
-        (out_dir / "gpu_bench.json").write_text(json.dumps(res, indent=1, default=str))
-        (out_dir / "gpu_bench.md").write_text(report(res))
+        res["failures"] = failures(res)
+        for name, text in (("gpu_bench.json", json.dumps(res, indent=1, default=str)), ("gpu_bench.md", report(res))):
+            tmp = out_dir / (name + ".tmp")
+            tmp.write_text(text)
+            tmp.replace(out_dir / name)  # never a half-written file, even when killed
 
-    for spec in a.graphs:
-        try:
-            gr = bench_graph(spec, a, progs, cupy, log, t_start)
-        except Exception as e:  # e.g. out of memory generating the graph
-            gr = {"graph": spec, "n": 0, "m": 0, "root": -1, "load_s": 0.0, "rows": [],
-                  "notes": [f"graph failed: {type(e).__name__}: {e}"]}
-            res["failures"].append(f"{spec}: {type(e).__name__}: {e}")
-            log(f"== {spec}: FAILED {type(e).__name__}: {e}")
-        for r in gr["rows"]:
-            chk = r.get("check", "")
-            if chk.startswith(("MISMATCH", "ERROR")):
-                res["failures"].append(f"{spec} {r['algo']} {r['impl']}: {r.get('error') or chk}")
-        res["graphs"].append(gr)
-        save()
-    res["total_s"] = time.perf_counter() - t_start
     save()
-    log(f"\nwrote {out_dir / 'gpu_bench.md'} and {out_dir / 'gpu_bench.json'} ({res['total_s']:.0f} s); "
+    progs = {x: g2pl.compile_file(PROGRAMS[x]) for x in a.algos}
+    cal = None
+    if a.time_budget and any((kron_scale(s) or 0) > CALIBRATION + 1 for s in [*a.graphs, a.fallback or ""]):
+        cal = calibrate(a.seed)
+        res["runs"][-1]["calibration"] = cal
+        log(f"load-time estimate: kron:{CALIBRATION} loaded in {cal['load_s']:.2f} s, partitioned in "
+            f"{cal['partition'] * cal['load_s']:.2f} s; " + ", ".join(
+                f"{s} ~{load_estimate(s, cal):.0f} s" for s in [*a.graphs, a.fallback or ""] if kron_scale(s)))
+    fallback = a.fallback
+    for spec in a.graphs:
+        gb = GraphBench(spec, a, res, save)
+        if not gb.fits(clock, cal, log):
+            if not fallback:
+                continue
+            log(f"   {spec} does not fit: {fallback} instead")
+            gb = GraphBench(fallback, a, res, save)
+            gb.out["fallback_for"] = spec
+            fallback = None
+            if not gb.fits(clock, cal, log):
+                continue
+        try:
+            gb.run(progs, cupy, clock, cal, log)
+        except Exception as e:  # e.g. out of memory generating the graph
+            gb.out["notes"].append(f"graph failed: {type(e).__name__}: {e}")
+            res["graph_failures"].append(f"{spec}: {type(e).__name__}: {e}")
+            log(f"== {spec}: FAILED {type(e).__name__}: {e}")
+        res["running"] = None
+        save()
+    run["total_s"] = clock.elapsed()
+    save()
+    log(f"\nwrote {out_dir / 'gpu_bench.md'} and {out_dir / 'gpu_bench.json'} ({run['total_s']:.0f} s); "
         f"{len(res['failures'])} failure(s)")
     for f in res["failures"]:
         log(f"FAILED: {f}")
-    return 1 if res["failures"] else 0
+    skipped = [g["graph"] for g in res["graphs"] if g.get("skipped") and g.get("label", "") == a.label]
+    skipped += [f"{g['graph']}: {n}" for g in res["graphs"] if g.get("label", "") == a.label for n in g["notes"]
+                if ": skipped," in n]
+    if skipped and not res["failures"]:
+        log(f"INCOMPLETE (exit 3): skipped for the time budget: {'; '.join(skipped)}")
+    return 1 if res["failures"] else 3 if skipped else 0
 
 
 if __name__ == "__main__":
