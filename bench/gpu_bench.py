@@ -12,11 +12,11 @@ implementation, in this order:
 * `compiled numpy` (unless `--no-numpy`): the NumPy backend, the reference the others are checked
   against; `--numpy-repeat` runs (no warm-up when that is 1).
 
-Equal work on both sides: the compiled `time_s` runs from the first superstep to the returned array
-in host memory (the runtime's `collect` copies it device->host before the clock stops), so the
-hand-written time is also taken from a synchronized start to its answer copied to the host
-(`time.perf_counter`); its device-only time (CUDA events around the call, without the copy) is
-reported beside it.
+Equal work on both sides: the compiled `time_s` runs from the first superstep to the answer computed
+on the device (the clock stops after a device synchronization; on one rank the runtime copies the
+answer to the host after that), so the hand-written time is also taken from a synchronized start to
+its answer computed and synchronized on the device (`time.perf_counter`), its copy to the host after;
+its CUDA-event time of the same span is reported beside it.
 
 Checks: against the NumPy backend's answer where it ran; with `--no-numpy` (large graphs) the
 compiled and the hand-written CuPy answers check each other (BFS levels exactly; PageRank within
@@ -364,7 +364,8 @@ def run_compiled(prog, g, args: dict, backend: str, warmup: bool, repeat: int, s
 def run_handwritten(HC, g, algo: str, root: int, repeat: int, xp_name: str, cupy, pool: Pool, clock: Clock,
                     counts: Counts) -> tuple[dict, np.ndarray]:
     """A hand-written row: graph uploaded, one warm-up, then timed runs from a synchronized start to the
-    answer in host memory (as the compiled `time_s`); CUDA events give the device-only part."""
+    answer computed on the device (as the compiled `time_s`), copied to the host after the clock stops;
+    CUDA events time the same span on the device."""
     xp, sp = HC.modules(xp_name)
     pool.start()
     t1 = time.perf_counter()
@@ -388,10 +389,10 @@ def run_handwritten(HC, g, algo: str, root: int, repeat: int, xp_name: str, cupy
         out = call()
         if cupy is not None:
             end.record()
-        host = HC.to_host(out)
-        t = time.perf_counter() - t0
-        if cupy is not None:
             end.synchronize()
+        t = time.perf_counter() - t0
+        host = HC.to_host(out)
+        if cupy is not None:
             device_s.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
         return t, (host, dg.syncs - s0)
 

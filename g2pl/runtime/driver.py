@@ -141,7 +141,8 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
             stop.stats = dict(stats.as_dict(), stopped={"reason": stop.reason, "message": stop.message})
             raise
     rt.finish()
-    if rt.bk.name != "numpy":
+    if rt.bk.name != "numpy":  # one rank's answers are still on the device (collect): copied now, untimed
+        raw = [(name, kind, elem, _host_copy(rt.bk, value)) for name, kind, elem, value in raw]
         rt.stats.device = rt.bk.memory_info()
     stats = merge_stats(comm, rt)
     if comm.rank != 0:
@@ -150,3 +151,10 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
                    **{k: v for k, v in graph.info.items() if isinstance(v, (int, float, str, bool))}}
     return list(raw), stats.as_dict()
 
+
+def _host_copy(bk, value):
+    """A returned value in host memory: a device array copied (writable, contiguous), others as they are."""
+    if not bk.is_array(value):
+        return value
+    arr = bk.to_host(value)
+    return arr if arr.flags.writeable and arr.strides[0] == arr.itemsize else arr.copy()

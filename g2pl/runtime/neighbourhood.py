@@ -110,8 +110,8 @@ class Neighbourhood:
         value, mask = head(*ext)
         if present is not None:
             mask = present if mask is None else xp.logical_and(present, mask)
-        if pushed is not None:
-            return self._push(spec.op, value, mask, pushed, spec.elem)
+        if pushed is not None:  # (the pushed entries are the senders' where `present` holds)
+            return self._push(spec.op, value, None if mask is present else mask, pushed, spec.elem)
         return self._pull(spec.op, value, mask, adj, spec.elem, recv, mask is present, kn)
 
     # ------------------------------------------------------------ counting and direction
@@ -243,7 +243,8 @@ class Neighbourhood:
     def _push(self, op: str, value, mask, pushed: tuple, elem: str):
         ne = self.lg.n_ext
         if op == "or" and mask is None and not self.bk.is_array(value) and bool(value):
-            # `or [ true | ... ]` (BFS): every pushed entry's receiver holds, no per-entry values needed
+            # `or [ true | u <- nvals v, u in F ]` (BFS): every pushed entry's receiver holds, no per-entry
+            # values needed
             out = self.xp.zeros(self.n, dtype=bool)
             out[pushed[0]] = True
             return out
