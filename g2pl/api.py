@@ -64,6 +64,16 @@ class Result:
     #: The returned values as arrays aligned with `graph` (None for a Result made from JSON).
     returned: list[Returned] | None = field(default=None, compare=False)
 
+    def __post_init__(self) -> None:
+        """A Result made from --output JSON (no arrays) is checked whole, so a crafted or damaged file
+        is refused here with one message instead of failing later in a conversion."""
+        if self.returned is None:
+            from g2pl.result_json import check_values
+
+            if not isinstance(self.entry, str):
+                raise G2PLError("`entry` must be the procedure's name (a string)", file="result")
+            check_values(self.__dict__.get("_values") or [], f"result of `{self.entry[:80]}`")
+
     def __repr__(self) -> str:
         names = ", ".join(f"{n} ({k} {t})" for n, k, t in self.kinds()) or "nothing"
         st = self.stats or {}

@@ -9,6 +9,7 @@ shown only with --debug.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from g2pl.compiler.passes import PASS_NAMES as PASS_CHOICES  # the pipeline's own list
-from g2pl.errors import G2PLError, RunStopped
+from g2pl.errors import G2PLError, RunStopped, clean
 from g2pl.numtext import beyond_int64, shorten
 
 # With several MPI ranks, errors every rank meets alike (bad program, arguments, graph) print on rank 0 only.
@@ -68,6 +69,16 @@ def _guard(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) ->
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the environment, not the program: a full disk under --output -, a closed stream
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        what = f"cannot use {clean(str(exc.filename), keep_newlines=False)}" if exc.filename else \
+            "cannot write the output"
+        if not exc.filename:  # what stdout still buffers would fail again at exit: let it go nowhere
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"g2pl: error: {what}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback unless --debug
         if getattr(args, "debug", False):
             traceback.print_exc()

@@ -11,6 +11,8 @@ kept per exchange spec).
 
 from __future__ import annotations
 
+from functools import partial
+
 from g2pl.compiler.exchange import Spec
 from g2pl.runtime.adjacency import Adjacency, Entries
 from g2pl.runtime.backend import Backend
@@ -50,15 +52,12 @@ class Neighbourhood:
         a = cache.get(out)
         if a is None:
             lg = self.lg
-            side = "out" if out else "in"
-            back = "in" if out else "out"
-            # read lazily: a device part uploads an array on its first read, and a BFS reads no edge ids
-            # and pushes rarely
-            reverse = None
-            if lg.n_ext == lg.n:  # one rank: the other direction is the transpose
-                reverse = lambda: tuple(getattr(lg, f"{back}_{k}") for k in ("indptr", "nbr", "eid"))  # noqa: E731
+            side, back = ("out", "in") if out else ("in", "out")
+            # read lazily (picklable partials): a device part uploads an array on its first read, and a
+            # BFS reads no edge ids and pushes rarely
+            reverse = partial(_csr, lg, back) if lg.n_ext == lg.n else None  # one rank: the transpose
             a = cache[out] = Adjacency(self.bk, getattr(lg, f"{side}_indptr"), getattr(lg, f"{side}_nbr"),
-                                       lambda: getattr(lg, f"{side}_eid"), lg.ext_ids, reverse)
+                                       partial(getattr, lg, f"{side}_eid"), lg.ext_ids, reverse)
         return a
 
     def entries(self, x, k: int):
@@ -420,3 +419,8 @@ class Neighbourhood:
         found = bk.nonzero(best != int64_max)
         out[found] = cache.rank_id[best[found] & 0xFFFFFFFF]
         return out
+
+
+def _csr(lg, side: str) -> tuple:
+    """(indptr, nbr, eid) of the `side` ("in" or "out") adjacency of a graph part."""
+    return getattr(lg, f"{side}_indptr"), getattr(lg, f"{side}_nbr"), getattr(lg, f"{side}_eid")
