@@ -449,7 +449,9 @@ def g2pl_parser() -> argparse.ArgumentParser:
                         "kron:SCALE[:EF] | ws:N:K:P | er:N:M")
     r.add_argument("--directed", action="store_true", help="keep edge direction (default: undirected)")
     r.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="procedure argument")
-    r.add_argument("--np", type=_int_value, default=1, metavar="N", help="number of MPI ranks")
+    r.add_argument("--np", type=_int_value, default=1, metavar="N",
+                   help="number of MPI ranks, capped at 4 per CPU core (a cap of at least 8); "
+                        "the environment variable G2PL_MAX_RANKS sets another cap")
     r.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
                    help="array backend: numpy (CPU) or cupy (one CUDA device per rank; needs CuPy 14)")
     r.add_argument("--renumber", choices=("auto", "none", "degree"), default="auto",

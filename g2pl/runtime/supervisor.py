@@ -16,7 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from g2pl.runtime.launch import _ERR, POLL_S, proc_state, signal_name, watchdog_grace
+from g2pl.runtime.launch import _ERR, POLL_S, proc_state, reaper_command, signal_name, watchdog_grace
+
+KILL_WAIT_S = 15.0  # how long `_kill` lets the reaper clean up before killing it and the ranks itself
 
 
 class Supervisor:
@@ -24,7 +26,8 @@ class Supervisor:
 
     def __init__(self, n: int, cmd: list[str], env: dict[str, str], run_dir: Path, limit: float | None) -> None:
         self.n, self.cmd, self.env, self.run_dir, self.limit = n, cmd, env, run_dir, limit
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | None = None  # the reaper, parent of mpiexec (launch.reaper_main)
+        self.lifeline: int | None = None  # our end of the reaper's pipe: closing it stops the whole job
         self.signals: list[int] = []  # SIGINT/SIGTERM/SIGHUP received, in order
         self.pids: dict[int, int] = {}  # rank -> PID, from the ranks' files
         self.deaths = _DeathWatch(self.pids, self._learn_pids)
@@ -33,8 +36,13 @@ class Supervisor:
     def run(self) -> int:
         """Start the job and wait for it; the exit status of `g2pl run`."""
         previous = self._catch_signals()
+        theirs, self.lifeline = os.pipe()  # both ends close-on-exec: only the reaper gets `theirs`
         try:
-            self.proc = subprocess.Popen(self.cmd, env=self.env, stdout=subprocess.PIPE, process_group=0)
+            try:
+                self.proc = subprocess.Popen(reaper_command(theirs, self.cmd), env=self.env, stdout=subprocess.PIPE,
+                                             process_group=0, pass_fds=(theirs,))
+            finally:
+                os.close(theirs)
             self.out = StdoutFilter(self.proc.stdout, sys.stdout.buffer)
             reader = threading.Thread(target=self.out.pump, name="g2pl-stdout", daemon=True)
             reader.start()
@@ -48,6 +56,7 @@ class Supervisor:
                 self.deaths.stop.set()
                 deaths.join(timeout=5)
         finally:
+            self._release()  # whatever happened here, nothing of the job outlives this call
             if not self.signals:  # after a signal stay deaf to a second Ctrl-C: we are exiting anyway
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)
@@ -116,10 +125,24 @@ class Supervisor:
         """(rank, PID) of the ranks that are stopped (SIGSTOP, a debugger): why nothing moves."""
         return [(r, pid) for r, pid in sorted(list(self.pids.items())) if proc_state(pid) in ("T", "t")]
 
+    def _release(self) -> None:
+        """Close the lifeline: if the job still runs, the reaper SIGKILLs mpiexec, its proxy and every
+        rank. (It closes by itself when this process dies, SIGKILL included: the same happens then.)"""
+        if self.lifeline is not None:
+            os.close(self.lifeline)
+            self.lifeline = None
+
     def _kill(self) -> None:
-        """SIGKILL mpiexec with its proxy (their process group) and every rank (each in a session of
-        its own): nothing is left to print a banner or a traceback, and stopped ranks die too."""
+        """Have the reaper SIGKILL mpiexec with its proxy (first: nothing is left to print a banner) and
+        every process below them, stopped ranks included, and wait until it has reaped them; should the
+        reaper not answer, kill it (mpiexec dies with it) and the ranks we know."""
         self._learn_pids()
+        self._release()
+        try:
+            self.proc.wait(timeout=KILL_WAIT_S)
+            return
+        except subprocess.TimeoutExpired:
+            pass
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:
@@ -227,7 +250,8 @@ class _DeathWatch:
                 dead += [r for r, pid in polled.items() if proc_state(pid) in (None, "Z", "X")]
                 for fd in [fd for fd, r in fds.items() if r in dead]:
                     poller.unregister(fd)
-                    os.close(fds.pop(fd))
+                    del fds[fd]
+                    os.close(fd)  # the pidfd itself: fds maps it to a rank number, never a descriptor
                 for r in dead:
                     polled.pop(r, None)
                 if dead:
