@@ -9,6 +9,9 @@ leaves neither a partial target nor a temporary behind.  Targets that are not
 regular files are never replaced: a device, FIFO or socket (`/dev/null`,
 `/dev/stdout`) is written directly; a symbolic link to a regular file is
 refused, as a link planted where a result goes would otherwise redirect it.
+(A `.g2g` graph from `g2pl convert` is the exception: it is written by seeking
+and loaded from disk, so a device or FIFO is refused there; see
+`g2pl.graph.binary.regular_output_problem`.)
 
 `check_outputs` runs before a command compiles or loads anything: an empty
 name, a directory, a missing or read-only parent, a link, two outputs naming

@@ -26,13 +26,13 @@ import warnings
 import zipfile
 from array import array
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from g2pl.errors import G2PLError, G2PLRuntimeError, reading_graph_file
 from g2pl.graph.binary import EXT as BINARY_EXT
-from g2pl.graph.binary import load_binary
+from g2pl.graph.binary import load_binary, open_graph_file
 from g2pl.graph.generators import GENERATOR_FORMS, generate, looks_like_generator, parse_generator
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
 from g2pl.graph.memory import check_declared
@@ -115,7 +115,7 @@ def load_graph(spec: str, directed: bool = False, seed: int = 0) -> Graph:
 
 
 def _read_bytes(path: str) -> bytes:
-    with reading_graph_file(path), open(path, "rb") as f:
+    with open_graph_file(path) as f, reading_graph_file(path):
         return f.read()
 
 
@@ -591,15 +591,15 @@ def load_mtx(path: str, directed: bool = False) -> Graph:
     )
 
 
-def _check_npz_sizes(path: str) -> None:
+def _check_npz_sizes(path: str, f: BinaryIO) -> None:
     """Refuse, from the .npy headers alone, an archive whose arrays are not plain numbers or whose
     decompressed size cannot be loaded (a small file may declare gigabytes)."""
     from g2pl.npz_check import npz_headers
 
     try:
-        if not zipfile.is_zipfile(path):
+        if not zipfile.is_zipfile(f):
             return  # np.load below says what it is
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(f) as zf:
             heads = npz_headers(zf)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise G2PLError(f"not a valid .npz file: {e}", file=path) from None
@@ -617,31 +617,27 @@ def _check_npz_sizes(path: str) -> None:
 
 def load_npz(path: str, directed: bool = False) -> Graph:
     """NumPy archive with integer arrays `src`, `dst`, optional float `weight` and extra vertex `ids`."""
-    if os.path.isdir(path):
-        raise G2PLError("is a directory, not a graph file", file=path)
     arrays: dict[str, np.ndarray] = {}
-    _check_npz_sizes(path)
-    try:
-        obj = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise G2PLError("graph file not found", file=path) from None
-    except PermissionError:
-        raise G2PLError("permission denied reading the graph file", file=path) from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise G2PLError(f"not a valid .npz file: {e}", file=path) from None
-    if not isinstance(obj, np.lib.npyio.NpzFile):
-        raise G2PLError(
-            "not a .npz archive (it holds a single .npy array); expected arrays src, dst[, weight, ids]",
-            file=path,
-        )
-    try:
-        with obj:
-            keys = list(obj.files)
-            for key in ("src", "dst", "weight", "ids"):
-                if key in keys:
-                    arrays[key] = obj[key]
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
-        raise G2PLError(f"not a valid .npz file: {e}", file=path) from None
+    with open_graph_file(path) as f:  # a regular file only: a FIFO would block, a device never end
+        _check_npz_sizes(path, f)
+        f.seek(0)
+        try:
+            obj = np.load(f, allow_pickle=False)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+            raise G2PLError(f"not a valid .npz file: {e}", file=path) from None
+        if not isinstance(obj, np.lib.npyio.NpzFile):
+            raise G2PLError(
+                "not a .npz archive (it holds a single .npy array); expected arrays src, dst[, weight, ids]",
+                file=path,
+            )
+        try:
+            with obj:
+                keys = list(obj.files)
+                for key in ("src", "dst", "weight", "ids"):
+                    if key in keys:
+                        arrays[key] = obj[key]
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+            raise G2PLError(f"not a valid .npz file: {e}", file=path) from None
     for key in ("src", "dst"):
         if key not in arrays:
             raise G2PLError(

@@ -53,7 +53,7 @@ def estimate_bytes(spec) -> int:
     if spec.format == "npz":
         return size * 10
     if spec.format == "binary":
-        return size + size // 2  # the mapped file, plus the degree view built while it is still mapped
+        return size + size // 2  # the arrays read from the file, plus the checking pass and the degree view
     return size * BYTES_PER_TEXT_BYTE
 
 
