@@ -99,8 +99,8 @@ def failure_class(f: dict) -> str:
     m = re.search(r"(\w+(?:Error|Exception)): .*? at ([\w.<>:-]+?)(?::\d+)? \((\w+|<genexpr>|<listcomp>)\)", detail)
     if m:
         return f"{kind}: {m.group(1)} in {m.group(2).split(':')[0]} {m.group(3)}"
-    m = re.search(r"error: ([^`\d\n]{0,50})", detail)
-    return f"{kind}: {m.group(1).strip() if m else detail[:50]}"
+    m = re.search(r"error: (.*)", detail)  # the message, with the names it quotes left out
+    return f"{kind}: {re.sub(r'`[^`]*`', '`...`', m.group(1))[:50].strip() if m else detail[:50]}"
 
 
 def running(label: str, p: str) -> bool:
@@ -304,7 +304,7 @@ def save_failures(args, progs: dict, mpi: dict | None, robust: dict | None, log)
             per_class[cls] += 1
             prog = fuzzgen.generate(r["seed"])
             graphs = [g for g in graphs_for(r["seed"]) if g.name == fail.graph] or graphs_for(r["seed"])
-            pred = fuzzgen.failure_predicate(fail.signature(), graphs, r["seed"])
+            pred = fuzzgen.failure_predicate(fail.signature(), graphs, r["seed"], detail=fail.detail)
             t0 = time.perf_counter()
             small = fuzzgen.minimize(prog.source, pred, budget=args.minimize_budget) if pred(prog.source) \
                 else prog.source

@@ -416,15 +416,18 @@ def _explain(a: argparse.Namespace) -> int:
 
 
 def _convert(a: argparse.Namespace) -> int:
-    """Load (or generate) a graph once and save it as a memory-mappable .g2g file."""
+    """Load (or generate) a graph once and save it as a .g2g file that loads without rebuilding."""
     import g2pl
-    from g2pl.graph.binary import EXT, save_graph
+    from g2pl.graph.binary import EXT, regular_output_problem, save_graph
     from g2pl.output_files import check_outputs
 
     if not str(a.out).endswith(EXT):
         raise G2PLError(f"OUT {shorten(str(a.out))!r}: the output is a binary graph and its name must end in {EXT}",
                         file="g2pl convert")
     check_outputs([("OUT", a.out)], [_graph_file(a.graph)], "g2pl convert")
+    why = regular_output_problem(a.out)  # a FIFO or device (/dev/null): refused, not replaced
+    if why is not None:
+        raise G2PLError(f"OUT {a.out}: {why}", file="g2pl convert")
     from g2pl.graph.loaders import parse_graph_spec
 
     parse_graph_spec(a.graph)  # a bad graph argument fails before anything is loaded
@@ -459,9 +462,11 @@ def g2pl_parser() -> argparse.ArgumentParser:
                         "auto: when degrees are skewed")
     r.add_argument("--seed", type=_int_value, default=0, help="seed for generators and rand()")
     r.add_argument("--max-supersteps", type=_int_value, metavar="N",
-                   help="stop with an error (exit status 1) if the program needs more than N supersteps")
+                   help="stop with an error (exit status 1) if the program needs more than N steps: its "
+                        "supersteps plus the iterations of loops that exchange nothing")
     r.add_argument("--time-limit", type=float, metavar="SECONDS",
-                   help="stop with an error (exit status 1) if the run takes longer than this")
+                   help="stop with an error (exit status 1) if the run takes longer than this (checked at "
+                        "every superstep and inside loops that exchange nothing)")
     r.add_argument("--checkpoint", metavar="DIR", help="save the run's state at superstep boundaries into DIR")
     r.add_argument("--checkpoint-every", type=_int_value, default=10, metavar="K",
                    help="supersteps between checkpoints (default 10)")
@@ -489,7 +494,7 @@ def g2pl_parser() -> argparse.ArgumentParser:
     c.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     c.set_defaults(fn=_check)
 
-    cv = sub.add_parser("convert", help="build a graph once and save it as a .g2g file that loads by memory-mapping")
+    cv = sub.add_parser("convert", help="build a graph once and save it as a .g2g file that loads without rebuilding")
     cv.add_argument("graph", metavar="GRAPH",
                     help="edge list (.txt .el .tsv .csv), .mtx, .npz, .g2g, or kron:SCALE[:EF] | ws:N:K:P | er:N:M")
     cv.add_argument("out", metavar="OUT", help="the binary graph file to write (name ends in .g2g)")

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from g2pl.runtime.stats import KEEP
+
 
 def _si(x: float) -> str:
     """1234567 -> '1.23M' (k, M, G, T)."""
@@ -63,14 +65,17 @@ class Progress:
     def __call__(self, stats, final: bool = False) -> None:
         if self._closed:
             return
-        steps = stats.per_superstep
-        for s in steps[self._seen:]:
-            self._messages += int(s.messages)
-        self._seen = len(steps)
+        steps = stats.per_superstep  # the newest records are always kept (g2pl.runtime.stats)
+        count, new = stats.supersteps, stats.supersteps - self._seen
+        if new > KEEP:  # more than the kept newest (a resumed run): the total
+            self._messages = int(stats.total("messages"))
+        elif new > 0:
+            self._messages += sum(int(s.messages) for s in steps[len(steps) - new:])
+        self._seen = count
         now = self.clock()
         active = int(steps[-1].active) if steps else 0
         if final:
-            self._final = self.final_text(len(steps), now - self.t0)
+            self._final = self.final_text(count, now - self.t0)
             if not self.defer_final:
                 self.close(ok=True)
             return
@@ -78,7 +83,7 @@ class Progress:
             return
         self._rate = (self._messages - self._last_msgs) / max(now - self._last_t, 1e-9)
         self._last_t, self._last_msgs = now, self._messages
-        self._show(self.text(len(steps), active, self._rate, now - self.t0))
+        self._show(self.text(count, active, self._rate, now - self.t0))
 
     # ---------------------------------------------------------------- text
 

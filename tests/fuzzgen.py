@@ -146,6 +146,13 @@ class GraphFn:
     result: Ty
     macro: bool  # elementwise (callable anywhere; kinds follow the arguments) vs. whole-graph (top level)
     used: set[str] = field(default_factory=set)
+    # Calls are macro expansions: an argument lands where its parameter stands. Per common neighbour no
+    # rand() may be drawn, and inside a comprehension `A == B` compares values at the element instead of
+    # whole graphs; so such parameters take no argument (and such places no call) that does either.
+    rand_free: set[str] = field(default_factory=set)  # parameters read per common neighbour
+    per_element: set[str] = field(default_factory=set)  # parameters read inside a comprehension
+    draws_rand: bool = False  # the body calls rand() (directly or through another function)
+    whole_compare: bool = False  # the body compares whole graphs (directly or through another function)
 
 
 @dataclass
@@ -214,7 +221,13 @@ class ProgramGenerator:
         self.all_names: dict[str, Ty] = {}  # every variable ever created (a name keeps one type)
         self.fns: list[GraphFn] = []
         self.macro_mode = False  # generating an elementwise function body
-        self.in_fn = False  # generating any function body (no procedure variables, no rand)
+        self.in_fn = False  # generating any function body (no procedure variables)
+        self.no_rand = 0  # > 0 while generating an argument that a function expands per common neighbour
+        self.no_whole = 0  # > 0 while generating an argument that a function expands inside a comprehension
+        self.fn_rand_free: set[str] = set()  # of the function being generated: GraphFn.rand_free
+        self.fn_per_element: set[str] = set()  # GraphFn.per_element
+        self.fn_draws_rand = False  # GraphFn.draws_rand
+        self.fn_whole_compare = False  # GraphFn.whole_compare
         self.lines: list[str] = []
         self.size = 0
 
@@ -229,6 +242,19 @@ class ProgramGenerator:
 
     def pick(self, seq):
         return self.rng.choice(list(seq))
+
+    def rand_ok(self, ctx: Ctx) -> bool:
+        """May `rand()` be drawn here? Not per common neighbour (docs/language.md), nor in an argument
+        that a function expands per common neighbour."""
+        return ctx.dom != "W" and self.no_rand == 0
+
+    def drew_rand(self) -> None:
+        self.fn_draws_rand = True
+
+    def callable_here(self, ctx: Ctx, f: GraphFn) -> bool:
+        """May `f` be expanded here (see GraphFn.rand_free)?"""
+        return (self.rand_ok(ctx) or not f.draws_rand) and (ctx.dom == "T" and not self.no_whole
+                                                            or not f.whole_compare)
 
     def vars_of(self, ty: Ty) -> list[str]:
         return [n for n, t in self.scope.items() if t == ty]
@@ -373,6 +399,11 @@ class ProgramGenerator:
             return None
         if self.macro_mode and self.dead == 0 and choice in self.scope:
             self.fn_used.add(choice)  # this parameter decides the kind of the macro's result
+        if self.in_fn and (ctx.dom != "T" or self.no_whole):
+            names = [n for n in re.findall(r"[A-Za-z_]\w*", choice) if n in self.scope]
+            self.fn_per_element.update(names)  # a parameter read inside a comprehension
+            if ctx.dom == "W" or self.no_rand:
+                self.fn_rand_free.update(names)  # ... per common neighbour
         return choice
 
     # ---- per element type
@@ -404,7 +435,8 @@ class ProgramGenerator:
             return f"({self.sub(ctx, a, 'bool', d)} {op} {self.sub(ctx, b, 'bool', d)})"
         if r < 0.52:
             return f"(!{self.sub(ctx, kind, 'bool', d)})"
-        if r < 0.57 and kind in ("scalar", "local") and (ctx.dom != "T" or kind == "scalar") and ctx.dom != "W":
+        if r < 0.57 and kind in ("scalar", "local") and (ctx.dom != "T" or kind == "scalar") and self.rand_ok(ctx):
+            self.drew_rand()
             return f"(rand() < {self.pick(['0.5', '0.3', '0.8'])})"
         if r < 0.62:
             return self.cond(ctx, kind, "bool", d)
@@ -417,7 +449,8 @@ class ProgramGenerator:
             return self.avg_bool(ctx, d)
         if r < 0.80 and kind in ("scalar", "local"):
             return self.aggregation(ctx, "bool", d)
-        if r < 0.86 and kind == "scalar" and ctx.dom == "T":  # whole-graph comparison
+        if r < 0.86 and kind == "scalar" and ctx.dom == "T" and not self.no_whole:  # whole-graph comparison
+            self.fn_whole_compare = True
             gk = self.pick(["vertex", "edge"])
             ge = self.pick(ELEMS)
             a = self.gen(ctx, gk, ge, d - 1)
@@ -513,7 +546,8 @@ class ProgramGenerator:
             return f"float({self.sub(ctx, kind, self.pick(['int', 'vid', 'bool']), d)})"
         if r < 0.58:
             return self.cond(ctx, kind, "float", d)
-        if r < 0.62 and kind in ("scalar", "local") and ctx.dom != "W":
+        if r < 0.62 and kind in ("scalar", "local") and self.rand_ok(ctx):
+            self.drew_rand()
             return "rand()"
         if self.macro_mode:
             return self.call_macro(ctx, kind, "float", d)
@@ -816,15 +850,27 @@ class ProgramGenerator:
     def call_fn(self, ctx: Ctx, kind: str, elem: str, d: int) -> str | None:
         """A call of a whole-graph function returning (kind, elem) (top level only), or of a macro."""
         if ctx.dom == "T" and kind in ("scalar", "vertex", "edge"):
-            cands = [f for f in self.fns if not f.macro and f.result == Ty(kind, elem)]
+            cands = [f for f in self.fns if not f.macro and f.result == Ty(kind, elem) and self.callable_here(ctx, f)]
             if cands and self.chance(0.7):
                 f = self.pick(cands)
-                args = [self.gen(ctx, t.kind, t.elem, d - 1) for _, t in f.params]
+                args = [self.fn_arg(ctx, f, p, t.kind, t.elem, d - 1) for p, t in f.params]
                 return f"{f.name}({', '.join(args)})"
         return self.call_macro(ctx, kind, elem, d)
 
+    def fn_arg(self, ctx: Ctx, f: GraphFn, p: str, kind: str, elem: str, d: int) -> str:
+        """The argument for parameter `p` of `f`, fit for where `f` reads `p` (GraphFn.rand_free)."""
+        self.fn_draws_rand |= f.draws_rand
+        self.fn_whole_compare |= f.whole_compare
+        self.no_rand += p in f.rand_free
+        self.no_whole += p in f.per_element
+        try:
+            return self.gen(ctx, kind, elem, d)
+        finally:
+            self.no_rand -= p in f.rand_free
+            self.no_whole -= p in f.per_element
+
     def call_macro(self, ctx: Ctx, kind: str, elem: str, d: int) -> str | None:
-        cands = [f for f in self.fns if f.macro and f.result.elem == elem and f.used]
+        cands = [f for f in self.fns if f.macro and f.result.elem == elem and f.used and self.callable_here(ctx, f)]
         if not cands:
             return None
         f = self.pick(cands)
@@ -837,7 +883,7 @@ class ProgramGenerator:
         for (p, t), k in zip(f.params, kinds):
             self.dead += p not in f.used
             try:
-                args.append(self.gen(ctx, k, t.elem, d - 1))
+                args.append(self.fn_arg(ctx, f, p, k, t.elem, d - 1))
             finally:
                 self.dead -= p not in f.used
         return f"{f.name}({', '.join(args)})"
@@ -857,14 +903,16 @@ class ProgramGenerator:
         self.scope = {p: t for p, t in params}
         self.counters = set()
         self.macro_mode, self.in_fn = macro, True
-        self.fn_used = set()
+        self.fn_used, self.fn_rand_free, self.fn_per_element = set(), set(), set()
+        self.fn_draws_rand = self.fn_whole_compare = False
         try:
             body = self.gen(TOP, result.kind, result.elem, self.rng.randint(1, 3))
         finally:
             self.scope, self.counters = saved_scope, saved_counters
             self.macro_mode, self.in_fn = False, False
         used = set(self.fn_used) if macro else {p for p, _ in params}
-        self.fns.append(GraphFn(name, params, result, macro, used))
+        self.fns.append(GraphFn(name, params, result, macro, used, set(self.fn_rand_free), set(self.fn_per_element),
+                                self.fn_draws_rand, self.fn_whole_compare))
         kw = "function " if self.chance(0.15) else ""
         return f"{kw}{name}({', '.join(p for p, _ in params)}) = {body};"
 
@@ -2353,9 +2401,25 @@ def minimize(source: str, still_fails: Callable[[str], bool], budget: int = 600,
     return "\n".join(lines) + "\n"
 
 
+def error_message(detail: str) -> str | None:
+    """The message of a rendered G2PLError (`file:line:col: error: MESSAGE`), without its place."""
+    m = re.search(r"error: (.*)", detail)
+    return m.group(1).strip() if m else None
+
+
 def failure_predicate(sig: tuple[str, str], graphs: list[TestGraph], params_seed: int,
-                      mpi_cmd: list[str] | None = None, mpi_label: str = "O2") -> Callable[[str], bool]:
-    """`text -> bool`: does `text` compile at -O0 and fail with the same (kind, config) signature?"""
+                      mpi_cmd: list[str] | None = None, mpi_label: str = "O2",
+                      detail: str | None = None) -> Callable[[str], bool]:
+    """`text -> bool`: does `text` compile at -O0 and fail with the same (kind, config) signature?
+
+    For a compile or runtime error with its `detail`, the error message must be the same too: any
+    text (`0 = 0;`) fails to compile somehow, and minimizing must keep the program that shows *this*
+    error, not shrink it to another."""
+    message = error_message(detail) if detail is not None and sig[0] in ("compile-error", "runtime-error") \
+        else None
+
+    def same(f: Failure) -> bool:
+        return f.signature() == sig and (message is None or error_message(f.detail) == message)
 
     def pred(text: str) -> bool:
         rng = random.Random(params_seed ^ 0x5EED)
@@ -2378,7 +2442,7 @@ def failure_predicate(sig: tuple[str, str], graphs: list[TestGraph], params_seed
             ref = info["outcomes"][CONFIGS[0][0]]
             if any(st == "compile-error" for st, _ in ref):
                 return False
-        return any(f.signature() == sig for f in fails)
+        return any(same(f) for f in fails)
 
     return pred
 
@@ -2725,6 +2789,37 @@ def _header(text: str, key: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
+def refusal_problems(text: str, want: str, file: str = "fuzz.g2pl") -> list[str]:
+    """Problems unless every configuration refuses `text` with a positioned error containing `want`."""
+    problems: list[str] = []
+    for label, opt, disable in CONFIGS:
+        try:
+            g2pl.compile(text, opt=opt, disable=disable, file=file)
+        except G2PLError as e:
+            rendered = e.render()
+            if not rendered.startswith(f"{file}:") or want not in (error_message(rendered) or ""):
+                problems.append(f"[wrong-error] {label}: {_short(rendered, 300)} (expected: {want})")
+        except Exception as e:  # noqa: BLE001 - a crash of the compiler is a finding
+            problems.append(f"[crash] {label}: {_exc_text(e)}")
+        else:
+            problems.append(f"[compiled] {label}: expected the error `{want}`")
+    return problems
+
+
+def generator_problems(seed: int) -> list[str]:
+    """Problems unless the program generated for `seed` compiles under every configuration."""
+    source = generate(seed).source
+    problems: list[str] = []
+    for label, opt, disable in CONFIGS:
+        try:
+            g2pl.compile(source, opt=opt, disable=disable)
+        except G2PLError as e:
+            problems.append(f"[generator] seed {seed} does not compile under {label}: {_short(e.render(), 300)}"
+                            f"\n--- program ---\n{source}")
+            break
+    return problems
+
+
 def check_regression(path: Path, mpi_cmd: list[str] | None = None, mpi_timeout: float = 30) -> list[str]:
     """Run one regression file; returns the problems (empty when it behaves).
 
@@ -2735,11 +2830,20 @@ def check_regression(path: Path, mpi_cmd: list[str] | None = None, mpi_timeout: 
     `// expect-values: JSON` (the exact `--output` values on that recorded graph, every configuration);
     `// ranks: 2` and `// mpi-opt: O0|O1|O2` (with `mpi_cmd`: also `g2pl run --np 2` on the recorded
     graph, which must give the 1-rank values within `mpi_timeout` seconds).
+    `// expect: error` with `// expect-error: TEXT`: a program the language forbids, which every
+    configuration must refuse with a positioned G2PLError whose message contains TEXT.
+    `// generator-seed: N`: the generator once called this (ill-typed) program well-typed for seed N;
+    what it generates for N now must compile under every configuration.
     """
     text = path.read_text()
     expect = _header(text, "expect") or "well-typed"
     seed = int(_header(text, "rand-seed") or 0)
     problems: list[str] = []
+    gen_seed = _header(text, "generator-seed")
+    if gen_seed is not None:
+        problems += generator_problems(int(gen_seed))
+    if expect == "error":
+        return problems + refusal_problems(text, _header(text, "expect-error") or "", file=path.name)
     if expect == "robust":
         f = check_robust(text, file=path.name)
         if f is not None:

@@ -211,3 +211,17 @@ def test_regression(path: Path, request) -> None:
     # files marked `// ranks: 2` also run on 2 ranks where MPI is available
     problems = fuzzgen.check_regression(path, mpi_cmd=fuzzgen.mpi_command())
     assert not problems, "\n".join(problems[:8])
+
+
+def test_minimizing_a_refused_program_keeps_its_error() -> None:
+    """A program the compiler refuses is minimized to one that still shows that error, not to any
+    text that fails to compile (such as `0 = 0;`), so the saved regression file holds a program."""
+    text = (fuzzgen.REGRESSION_DIR / "fuzz_compile-error_3386227.g2pl").read_text()
+    with pytest.raises(g2pl.G2PLError) as err:
+        g2pl.compile(text, file="fuzz.g2pl")
+    pred = fuzzgen.failure_predicate(("compile-error", "O0"), fuzzgen.random_graphs(1)[:1], 1,
+                                     detail=err.value.render())
+    assert pred(text)
+    assert not pred("0 = 0;\n")
+    small = fuzzgen.minimize(text, pred, budget=40)
+    assert "rand()" in small and "nvals" in small and pred(small)

@@ -478,8 +478,11 @@ class CodeGen:
             directions=repr(plan.directions()),
             rand_sites=self.proc.rand_sites,
             state_lines=repr({s.id: s.lines() for s in plan.states}),
+            back_edges=repr(back_edges(plan)),
             variables=repr(tuple(self.variables())),
             variable_types=repr(tuple(self.variable_types().values())),
+            transitions=repr({s.id: tuple(s.successors()) for s in plan.states}),
+            state_sets=repr(state_sets(plan, states, self.variables())),
             save_args=", ".join(self.variables()),
             consts=consts,
             prologue=prologue,
@@ -495,6 +498,48 @@ def render_spec(sp: Spec) -> str:
         if v != f.default:
             parts.append(f"{f.name}={v!r}")
     return f"Spec({', '.join(parts)})"
+
+
+def back_edges(plan: Plan) -> tuple[tuple[int, int], ...]:
+    """The (from, to) transitions back to a loop's header (to a state on the path from the entry):
+    each iteration of a loop takes one, so the runtime counts loop iterations by them."""
+    succ = {s.id: s.successors() for s in plan.states}
+    out: set[tuple[int, int]] = set()
+    on_path: set[int] = set()
+    seen: set[int] = set()
+    stack = [(0, iter(succ.get(0, ())))] if plan.states else []
+    on_path.add(0)
+    seen.add(0)
+    while stack:  # depth-first, without recursion (plans can be long)
+        s, rest = stack[-1]
+        t = next(rest, None)
+        if t is None:
+            stack.pop()
+            on_path.discard(s)
+        elif t in on_path:
+            out.add((s, t))
+        elif t not in seen:
+            seen.add(t)
+            on_path.add(t)
+            stack.append((t, iter(succ[t])))
+    return tuple(sorted(out))
+
+
+# a statement of a state's body (4 spaces in) that assigns names: `x = ...`, `a, b, = rt.barrier(...)`
+_TOP_ASSIGN = re.compile(r"    ((?:[A-Za-z_]\w*, *)*[A-Za-z_]\w*,?) *=(?!=)")
+
+
+def state_sets(plan: Plan, blocks: list[list[str]], names: list[str]) -> dict[int, tuple[str, ...]]:
+    """The variables (of `names`) each state's code sets, read from that code (`blocks`: `if state == K:`
+    and its body, one statement a line; only statements of the body's top level count, so the sets
+    may only be too small).  With the transitions, a resumed checkpoint's reader works out which
+    variables every path to its state has set (g2pl.runtime.checkpoint_schema.assigned_on_entry)."""
+    index = {n: i for i, n in enumerate(names)}
+    out: dict[int, tuple[str, ...]] = {}
+    for s, block in zip(plan.states, blocks):
+        found = {n.strip() for line in block[1:] if (m := _TOP_ASSIGN.match(line)) for n in m.group(1).split(",")}
+        out[s.id] = tuple(sorted((n for n in found if n in index), key=index.__getitem__))
+    return out
 
 
 def generate(plan: Plan) -> str:

@@ -15,6 +15,7 @@ error with a position instead.
 from __future__ import annotations
 
 import functools
+import gc
 import sys
 import threading
 from collections.abc import Callable
@@ -50,15 +51,21 @@ _local = threading.local()
 _limit_lock = threading.Lock()
 _users = 0
 _saved_limit = 0
+_gc_was_enabled = False
 
 
 def _raise_limit() -> None:
-    """Raise the (process-wide) recursion limit while any deep-stack worker runs."""
-    global _users, _saved_limit
+    """Raise the (process-wide) recursion limit while any deep-stack worker runs, and pause the cyclic
+    garbage collector: the compiler allocates much and frees little until it is done, so the collector's
+    full passes, each over everything alive, made compiling a long program superlinear (a third of
+    the time of 20,000 statements). What became cyclic garbage meanwhile is collected after."""
+    global _users, _saved_limit, _gc_was_enabled
     with _limit_lock:
         if _users == 0:
             _saved_limit = sys.getrecursionlimit()
             sys.setrecursionlimit(max(_saved_limit, RECURSION_LIMIT))
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
         _users += 1
 
 
@@ -68,6 +75,8 @@ def _restore_limit() -> None:
         _users -= 1
         if _users == 0:
             sys.setrecursionlimit(_saved_limit)
+            if _gc_was_enabled:
+                gc.enable()
 
 
 def _start_worker(target: Callable[[], None]) -> threading.Thread | None:

@@ -11,6 +11,7 @@ types are stable (a handful of rounds at most).
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
@@ -44,6 +45,13 @@ INT64_MIN = -(2**63)
 CtxDom = Literal["T", "V", "E", "A", "W"]
 #: a lowered expression's kind: a variable's, or per adjacency entry
 ValKind = Literal[ir.Kind, "adj"]
+
+
+@functools.lru_cache(maxsize=4)
+def _source_lines(source: str) -> list[str]:
+    """The program's lines, split once per program rather than once per procedure and round of
+    type inference (a file of many procedures was quadratic). Shared: read only."""
+    return source.splitlines()
 
 
 def default_of(elem: ir.Elem) -> bool | int | float:
@@ -262,7 +270,7 @@ class Lowerer:
             user_names={v: v for v in self.var_types} | {p: p for p in self.params},
             rand_sites=self.rand_sites,
             statements=tuple(s.span for s in self.statements),
-            source_lines=self.mod.source.splitlines(),
+            source_lines=_source_lines(self.mod.source),
             file=self.mod.file,
         )
 
@@ -300,7 +308,8 @@ class Lowerer:
                     self.var_types[name] = ir.Ty(s.ann.kind, s.ann.elem)
                 else:
                     self.unknown_vars.add(name)
-            return assigned | {name}, False
+            assigned.add(name)  # in place: `block` owns the set (a copy per block), and copying per
+            return assigned, False  # statement made a long block quadratic
         return assigned, isinstance(s, A.Return)
 
     def condition_or_recover(self, e: A.Expr, what: str) -> tuple[list[ir.Instr], ir.Ex]:
@@ -328,7 +337,8 @@ class Lowerer:
         self.assigned = assigned
         if isinstance(s, A.Assign):
             self.assign(s)
-            return assigned | {s.target}, False
+            assigned.add(s.target)  # in place, as in stmt_or_recover
+            return assigned, False
         if isinstance(s, A.While):
             pre, cond = self.condition_or_recover(s.cond, "while")
             body, _, _ = self.block(s.body, set(assigned))

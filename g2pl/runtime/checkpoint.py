@@ -2,6 +2,7 @@
 
 Layout of a checkpoint directory::
 
+    DIR/lock.json              locked by the run using the directory (who: pid, host, start time)
     DIR/manifest.json          written last, atomically: which checkpoint is complete, what run it is
     DIR/ss<K>/rank<R>.json     one per rank: state to enter, scalars, runtime counters (plain JSON)
     DIR/ss<K>/rank<R>.npz      one per rank: the vertex and edge arrays (plain .npy members)
@@ -21,28 +22,55 @@ numbers rather than taken from the manifest, and every value is checked
 against the compiled program's variable types and this rank's graph part
 before the run resumes.  Anything else is a G2PLError (exit status 2) that
 names the file and what is wrong.
+
+One run at a time: rank 0 holds an exclusive lock (flock) on DIR/lock.json
+from before the graph is scattered until the run ends (`hold_directory`), so
+a second run on the same directory, whose cleanup of old checkpoints would
+delete the first one's, is refused at once.  The kernel drops the lock when
+the process dies, so a killed run never leaves the directory locked; the
+other ranks of a run write only their own files, under rank 0's lock.
+
+Nothing in the directory is ever opened unless it is what it should be:
+files are read through real directories only (every component opened with
+O_NOFOLLOW relative to the one before, so no link is followed and none can
+be swapped in), after an lstat says they are regular files (a FIFO would
+block, a device could act on being opened), non-blocking, and with a size
+cap; files are written to a new exclusively created name and renamed over
+the old entry, which is never opened.  So no read or write can block, and
+--time-limit always fires.  Planted entries where checkpoint files go (a
+link, FIFO or directory as manifest.json, a link as ss<K>) are refused
+before the run starts.  Errors one rank meets are raised on every rank
+(`_agree`), so no rank waits for ever in a collective for one that stopped.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import io
 import json
 import os
+import re
+import secrets
 import shutil
+import socket
 import stat
+import time
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from g2pl.errors import G2PLError
+from g2pl.errors import G2PLError, G2PLRuntimeError
 from g2pl.npz_check import npz_headers
-from g2pl.output_files import write_atomic
 from g2pl.runtime.checkpoint_schema import (
     FORMAT,
     Bad,
     Shapes,
+    assigned_on_entry,
     check_dict,
     check_int,
     decode_env,
@@ -80,30 +108,158 @@ def run_identity(source: str, entry: str, graph_hash: str, args: dict, seed: int
 
 # ---------------------------------------------------------------- files
 
+MANIFEST = "manifest.json"
+LOCK = "lock.json"
+_SUB = re.compile(r"ss[0-9]+")
+_RANK_FILE = re.compile(r"rank[0-9]+\.(json|npz)")
+_MEMBER = re.compile(r"a[0-9]{1,9}\.npy")
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _O_CLOEXEC
+_O_READ = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"), (stat.S_ISREG, "a regular file"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def _lstat_at(dfd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.lstat(name, dir_fd=dfd)
+    except FileNotFoundError:
+        return None
+
+
+def _open_root(directory: Path) -> int:
+    """The checkpoint directory itself (the path the user named may be a link: it is theirs)."""
+    try:
+        return os.open(directory, _O_DIR | _O_NONBLOCK)
+    except OSError as e:
+        raise G2PLError(f"cannot open the checkpoint directory ({e.strerror})", file=str(directory)) from None
+
+
+def _open_sub(root_fd: int, name: str, directory: Path) -> int:
+    """The subdirectory `name` of the checkpoint directory: a real directory, never a link."""
+    try:
+        return os.open(name, _O_DIR | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=root_fd)
+    except OSError as e:
+        st = _lstat_at(root_fd, name)
+        what = "missing" if st is None else _kind(st.st_mode)
+        raise G2PLError(f"{name} in the checkpoint directory is not a plain directory ({what}, "
+                        f"{e.strerror}); refusing to write through it", file=str(directory)) from None
+
+
+def _link_error(root: Path, rel: str, dfd: int, name: str) -> G2PLError:
+    try:
+        target = os.readlink(name, dir_fd=dfd)
+    except OSError:
+        target = "?"
+    real_root = os.path.realpath(root)
+    inside = os.path.commonpath([real_root, os.path.realpath(root / rel)]) == real_root
+    where = "lies outside the checkpoint directory" if not inside else "is a link inside the checkpoint directory"
+    return G2PLError(f"checkpoint file {where}: {rel} is a symbolic link (to {target[:200]!r}); checkpoints "
+                     "are read through real files and directories only", file=str(root / rel))
+
 
 def _read_confined(root: Path, rel: str, limit: int) -> bytes:
-    """The bytes of root/rel: a regular file inside `root` (no link leads out), at most `limit` bytes."""
+    """The bytes of root/rel, at most `limit`: a regular file reached through real directories of
+    `root`.  Each component is lstat-ed, then opened relative to the one before with O_NOFOLLOW (no
+    link followed, none swapped in between) and O_NONBLOCK, and must be the file lstat saw: nothing
+    that could block (a FIFO) or act on being opened (a device) is ever opened."""
     path = root / rel
-    real_root = os.path.realpath(root)
-    if os.path.commonpath([real_root, os.path.realpath(path)]) != real_root:
-        raise G2PLError("checkpoint file lies outside the checkpoint directory", file=str(path))
-    try:  # no link followed at the last step; a FIFO would block a plain open
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    parts = rel.split("/")
+    fd = _open_root(root)
+    try:
+        for i, name in enumerate(parts):
+            last = i == len(parts) - 1
+            shown = "/".join(parts[:i + 1])
+            st = _lstat_at(fd, name)
+            if st is None:
+                raise G2PLError(f"checkpoint file missing ({shown} does not exist)", file=str(path))
+            if stat.S_ISLNK(st.st_mode):
+                raise _link_error(root, shown, fd, name)
+            if not (stat.S_ISREG if last else stat.S_ISDIR)(st.st_mode):
+                want = "a regular file" if last else "a directory"
+                raise G2PLError(f"checkpoint file {shown} is {_kind(st.st_mode)}, not {want}", file=str(path))
+            try:
+                nfd = os.open(name, _O_READ if last else _O_DIR | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=fd)
+            except OSError as e:
+                raise G2PLError(f"checkpoint file unreadable ({shown}: {e.strerror})", file=str(path)) from None
+            os.close(fd)
+            fd = nfd
+            now = os.fstat(fd)
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                raise G2PLError(f"checkpoint file {shown} changed while it was opened", file=str(path))
+        if os.fstat(fd).st_size > limit:
+            raise G2PLError(f"checkpoint file is larger than the {limit} bytes this run can hold", file=str(path))
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
     except OSError as e:
-        raise G2PLError(f"checkpoint file missing or unreadable ({e.strerror})", file=str(path)) from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise G2PLError("checkpoint file is not a regular file", file=str(path))
-        data = f.read(limit + 1)
-    if len(data) > limit:
+        raise G2PLError(f"checkpoint file unreadable ({e.strerror})", file=str(path)) from None
+    finally:
+        os.close(fd)
+    if size > limit:
         raise G2PLError(f"checkpoint file is larger than the {limit} bytes this run can hold", file=str(path))
-    return data
+    return b"".join(chunks)
+
+
+def _write_at(dfd: int, name: str, blob: bytes, path: Path) -> None:
+    """Replace the entry `name` of directory `dfd` with a regular file holding `blob`, whole or not at
+    all: written to a new, exclusively created name (O_EXCL|O_NOFOLLOW: nothing planted is opened),
+    synced, and renamed over `name`, which is never opened (a FIFO or link there is replaced, not
+    written through).  An OS error is a G2PLRuntimeError (exit 1) naming `path`, nothing left behind."""
+    tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o666, dir_fd=dfd)
+    except OSError as e:
+        raise G2PLRuntimeError(f"cannot write the file: {e.strerror}", file=str(path)) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException as e:
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except OSError:
+            pass
+        if isinstance(e, OSError) and e.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
+            raise G2PLError(f"{path.name} is a directory in the checkpoint directory; refusing to replace it",
+                            file=str(path)) from None
+        if isinstance(e, OSError):
+            raise G2PLRuntimeError(f"cannot write the file: {e.strerror}", file=str(path)) from None
+        raise
+    try:
+        os.fsync(dfd)  # the rename itself is durable before the manifest points at the file
+    except OSError:
+        pass
 
 
 def _load_npz(blob: bytes, limit: int, path: Path) -> dict[str, np.ndarray]:
-    """Arrays of an .npz held in memory: plain numeric .npy members only, sizes checked before reading."""
+    """Arrays of an .npz held in memory, as `np.savez` writes them: stored (uncompressed) members
+    a<K>.npy, each a plain array of numbers or bools (no pickle); sizes checked from the zip
+    directory and the .npy headers before any data is read.  Exact dtypes are decode_env's check."""
     try:
         with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+            infos = zf.infolist()
+            names = [i.filename for i in infos]
+            for info in infos:
+                if not _MEMBER.fullmatch(info.filename) or names.count(info.filename) > 1:
+                    raise G2PLError(f"unexpected member {info.filename[:60]!r} (a checkpoint holds arrays "
+                                    "a0.npy, a1.npy, ... once each)", file=str(path))
+                if info.file_size > limit:  # also bounds what reading a compressed member's header inflates
+                    raise G2PLError(f"member {info.filename!r} is larger than this rank's graph part allows "
+                                    f"({limit} bytes)", file=str(path))
             heads = npz_headers(zf)
             total = sum(h.nbytes for h in heads.values())
             if total > limit:
@@ -111,7 +267,11 @@ def _load_npz(blob: bytes, limit: int, path: Path) -> dict[str, np.ndarray]:
                                 f"graph part allows ({limit})", file=str(path))
             out = {}
             for key, h in heads.items():
-                if h.dtype.kind not in "biuf":
+                info = zf.getinfo(h.member)
+                if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
+                    raise G2PLError(f"member {info.filename!r} is compressed or encrypted; checkpoint "
+                                    "arrays are stored as they are", file=str(path))
+                if h.dtype.kind not in "biuf":  # no object arrays (pickle); exact dtypes: decode_env
                     raise G2PLError(f"array {key!r} has dtype {h.dtype}; only numbers and bools are accepted",
                                     file=str(path))
                 with zf.open(h.member) as f:
@@ -119,8 +279,176 @@ def _load_npz(blob: bytes, limit: int, path: Path) -> dict[str, np.ndarray]:
             return out
     except G2PLError:
         raise
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
-        raise G2PLError(f"not a valid checkpoint array file ({e})", file=str(path)) from None
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError,
+            OverflowError, MemoryError, TypeError, SyntaxError, IndexError) as e:
+        raise G2PLError(f"not a valid checkpoint array file ({type(e).__name__}: {str(e)[:200]})",
+                        file=str(path)) from None
+
+
+# ---------------------------------------------------------------- one run at a time
+
+
+def _pack(err: G2PLError | None) -> tuple | None:
+    return None if err is None else (isinstance(err, G2PLRuntimeError), err.message, err.file)
+
+
+def _agree(comm, err: G2PLError | None, value=None) -> list:
+    """Every rank's `value`, or, if any rank failed (`err`), the first failing rank's error raised on
+    every rank: a rank that stopped alone would leave the others waiting in a collective for ever."""
+    if comm.size == 1:
+        if err is not None:
+            raise err
+        return [value]
+    got = comm.allgather((_pack(err), value))
+    for packed, _v in got:
+        if packed is not None:
+            if packed == _pack(err):
+                raise err
+            runtime, message, file = packed
+            raise (G2PLRuntimeError if runtime else G2PLError)(message, file=file)
+    return [v for _p, v in got]
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, as the holder wrote it into the lock file (best effort)."""
+    try:
+        info = json.loads(os.pread(fd, 4096, 0))
+        pid, host, since = info["pid"], info["host"], info["since"]
+        if isinstance(pid, int) and isinstance(host, str) and isinstance(since, str):
+            return f" (pid {pid} on {host[:64]}, since {since[:32]})"
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        pass
+    return ""
+
+
+def _lock(root_fd: int, directory: Path) -> int:
+    """An fd holding the exclusive lock of the checkpoint directory (closing it unlocks), or G2PLError."""
+    st = _lstat_at(root_fd, LOCK)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise G2PLError(f"{LOCK} in the checkpoint directory is {_kind(st.st_mode)}, not a regular file; "
+                        "remove it or choose another directory", file=str(directory))
+    flags = _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+    try:
+        try:
+            fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | flags, 0o666, dir_fd=root_fd)
+        except PermissionError as e:  # another user's lock file: locking it needs no write access
+            try:
+                fd = os.open(LOCK, os.O_RDONLY | flags, dir_fd=root_fd)
+            except OSError:
+                raise e from None
+    except OSError as e:
+        raise G2PLError(f"cannot lock the checkpoint directory ({LOCK}: {e.strerror})",
+                        file=str(directory)) from None
+    try:
+        now = os.fstat(fd)
+        if not stat.S_ISREG(now.st_mode) or now.st_nlink != 1:  # (a hard link would be written through)
+            raise G2PLError(f"{LOCK} in the checkpoint directory is not a plain regular file"
+                            f"{' (it has other hard links)' if now.st_nlink != 1 else ''}; remove it",
+                            file=str(directory))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise G2PLError(f"the checkpoint directory is in use: another run holds its lock{_holder(fd)}; "
+                            "wait for that run to end or choose another directory", file=str(directory)) from None
+        except OSError as e:
+            raise G2PLError(f"cannot lock the checkpoint directory ({e.strerror})", file=str(directory)) from None
+        try:  # who holds it, for the message a second run prints (the lock itself is the flock)
+            info = {"pid": os.getpid(), "host": socket.gethostname(),
+                    "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode(), 0)
+        except OSError:
+            pass
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_entries(root_fd: int, directory: Path) -> None:
+    """Refuse, before the run starts, anything planted where checkpoint files go: manifest.json must
+    be a regular file, each ss<K> a real directory and its rank files regular files."""
+    def refuse(name: str, st: os.stat_result, want: str) -> G2PLError:
+        what = _kind(st.st_mode)
+        if stat.S_ISLNK(st.st_mode):
+            real_root = os.path.realpath(directory)
+            outside = os.path.commonpath([real_root, os.path.realpath(directory / name)]) != real_root
+            try:
+                what += f" (to {os.readlink(name, dir_fd=root_fd)[:200]!r}"
+                what += ", which lies outside the checkpoint directory)" if outside else ")"
+            except OSError:
+                pass
+        return G2PLError(f"{name} in the checkpoint directory is {what}, not {want}; refusing to read or "
+                         "write through it (remove it or choose another directory)", file=str(directory))
+
+    with os.scandir(root_fd) as entries:
+        names = [e.name for e in entries]
+    for name in names:
+        st = _lstat_at(root_fd, name)
+        if st is None:
+            continue
+        if name == MANIFEST and not stat.S_ISREG(st.st_mode):
+            raise refuse(name, st, "a regular file")
+        if not _SUB.fullmatch(name):
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise refuse(name, st, "a plain directory")
+        sub_fd = _open_sub(root_fd, name, directory)
+        try:
+            with os.scandir(sub_fd) as entries:
+                inner = [e.name for e in entries if _RANK_FILE.fullmatch(e.name)]
+            for f in inner:
+                fst = _lstat_at(sub_fd, f)
+                if fst is not None and not stat.S_ISREG(fst.st_mode):
+                    raise refuse(f"{name}/{f}", fst, "a regular file")
+        finally:
+            os.close(sub_fd)
+
+
+def _acquire(directory: Path, resume: bool) -> int:
+    """Rank 0's part of `hold_directory`: the directory checked (created for --checkpoint), locked and
+    free of planted entries; returns the lock's fd."""
+    check_directory(directory, resume)
+    if not resume:
+        try:
+            directory.mkdir(exist_ok=True)
+        except OSError as e:
+            raise G2PLError(f"cannot create the checkpoint directory ({e.strerror})", file=str(directory)) from None
+    root_fd = _open_root(directory)
+    try:
+        lock_fd = _lock(root_fd, directory)
+        try:
+            _check_entries(root_fd, directory)
+        except BaseException:
+            os.close(lock_fd)
+            raise
+    except OSError as e:
+        raise G2PLError(f"cannot read the checkpoint directory ({e.strerror})", file=str(directory)) from None
+    finally:
+        os.close(root_fd)
+    return lock_fd
+
+
+@contextmanager
+def hold_directory(checkpoint: dict | None, comm) -> Iterator[None]:
+    """Hold the checkpoint directory of a run (`checkpoint`: the driver's {"dir", "resume", ...}, or
+    None) for as long as the block runs: locked by rank 0 only, as a run's ranks share it; refused
+    on every rank alike (exit 2) if another run holds it or something is planted in it."""
+    if checkpoint is None:
+        yield
+        return
+    fd, err = None, None
+    if comm.rank == 0:
+        try:
+            fd = _acquire(Path(checkpoint["dir"]), bool(checkpoint["resume"]))
+        except G2PLError as e:
+            err = e
+    try:
+        _agree(comm, err)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # unlocks (as the process's exit would)
 
 
 def check_directory(path: str | Path, resume: bool, flag: str = "") -> None:
@@ -149,24 +477,34 @@ class Checkpointer:
         self.comm = comm
         self.resume_requested = resume
         self.saved: list[int] = []
-        check_directory(self.dir, resume)
-        if comm.rank == 0 and not resume:
-            try:
-                self.dir.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise G2PLError(f"cannot create the checkpoint directory ({e.strerror})", file=str(self.dir)) from None
+        err = None
+        try:
+            check_directory(self.dir, resume)
+            if comm.rank == 0 and not resume:  # (made already when the driver holds the directory)
+                try:
+                    self.dir.mkdir(parents=True, exist_ok=True)
+                except OSError as e:
+                    raise G2PLError(f"cannot create the checkpoint directory ({e.strerror})",
+                                    file=str(self.dir)) from None
+        except G2PLError as e:
+            err = e
+        _agree(comm, err)
 
     # ---- manifest
 
     def manifest(self) -> dict | None:
-        p = self.dir / "manifest.json"
-        if not p.exists() and not p.is_symlink():
+        p = self.dir / MANIFEST
+        try:
+            p.lstat()
+        except FileNotFoundError:
             return None
-        text = _read_confined(self.dir, "manifest.json", 2**20)
+        except OSError as e:
+            raise G2PLError(f"cannot read the checkpoint directory ({e.strerror})", file=str(self.dir)) from None
+        text = _read_confined(self.dir, MANIFEST, 2**20)
         try:
             return manifest_schema(json.loads(text))
         except (ValueError, RecursionError) as e:
-            raise G2PLError(f"the checkpoint manifest is not valid JSON ({e})", file=str(p)) from None
+            raise G2PLError(f"the checkpoint manifest is not valid JSON ({str(e)[:200]})", file=str(p)) from None
         except Bad as e:
             raise G2PLError(f"the checkpoint manifest is malformed: {e}", file=str(p)) from None
 
@@ -189,44 +527,92 @@ class Checkpointer:
     def due(self, superstep_count: int) -> bool:
         return superstep_count > 0 and superstep_count % self.every == 0 and superstep_count not in self.saved
 
+    def _make_sub(self, name: str) -> None:
+        """Rank 0: DIR/<name> made (or kept) as a real directory: a link planted there is refused."""
+        root_fd = _open_root(self.dir)
+        try:
+            try:
+                os.mkdir(name, dir_fd=root_fd)
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise G2PLRuntimeError(f"cannot create {name} in the checkpoint directory ({e.strerror})",
+                                       file=str(self.dir)) from None
+            os.close(_open_sub(root_fd, name, self.dir))
+        finally:
+            os.close(root_fd)
+
     def save(self, superstep_count: int, state: int, names: tuple[str, ...], values: tuple, runtime: dict) -> None:
-        sub = self.dir / f"ss{superstep_count}"
-        if self.comm.rank == 0:
-            if sub.is_symlink() or (sub.exists() and not sub.is_dir()):  # planted: never written through
-                raise G2PLError(f"{sub.name} in the checkpoint directory is not a plain directory; "
-                                "refusing to write through it", file=str(self.dir))
-            sub.mkdir(parents=True, exist_ok=True)
-        self.comm.barrier()
+        comm, sub = self.comm, f"ss{superstep_count}"
+        err = None
+        if comm.rank == 0:
+            try:
+                self._make_sub(sub)
+            except G2PLError as e:
+                err = e
+        _agree(comm, err)  # the directory exists before any rank writes into it
         env, arrays = encode_env(names, values)
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         doc = json.dumps({"superstep": superstep_count, "state": int(state), "env": env, "runtime": runtime},
                          allow_nan=False).encode()
-        mine = {}
-        for name, blob in ((f"rank{self.comm.rank}.json", doc), (f"rank{self.comm.rank}.npz", buf.getvalue())):
-            write_atomic(sub / name, blob)
-            mine[name] = hashlib.sha256(blob).hexdigest()
-        digests = self.comm.allgather(mine)
-        self.comm.barrier()  # every rank's files are complete before the manifest points at them
-        if self.comm.rank == 0:
-            files = {k: v for d in digests for k, v in d.items()}
-            manifest = {"format": FORMAT, "run": self.identity, "superstep": superstep_count, "files": files}
-            write_atomic(self.dir / "manifest.json", json.dumps(manifest, indent=1))
-            for old in self.saved[:-1]:  # keep the newest two checkpoints
-                shutil.rmtree(self.dir / f"ss{old}", ignore_errors=True)
-        self.saved.append(superstep_count)
-        self.comm.barrier()
+        mine, err = {}, None
+        try:
+            root_fd = _open_root(self.dir)
+            try:
+                sub_fd = _open_sub(root_fd, sub, self.dir)
+            finally:
+                os.close(root_fd)
+            try:
+                for name, blob in ((f"rank{comm.rank}.json", doc), (f"rank{comm.rank}.npz", buf.getvalue())):
+                    _write_at(sub_fd, name, blob, self.dir / sub / name)
+                    mine[name] = hashlib.sha256(blob).hexdigest()
+            finally:
+                os.close(sub_fd)
+        except G2PLError as e:
+            err = e
+        digests = _agree(comm, err, mine)  # every rank's files are complete before the manifest points at them
+        err = None
+        if comm.rank == 0:
+            try:
+                files = {k: v for d in digests for k, v in d.items()}
+                manifest = {"format": FORMAT, "run": self.identity, "superstep": superstep_count, "files": files}
+                root_fd = _open_root(self.dir)
+                try:
+                    _write_at(root_fd, MANIFEST, json.dumps(manifest, indent=1).encode(), self.dir / MANIFEST)
+                finally:
+                    os.close(root_fd)
+                for old in self.saved[:-1]:  # keep the newest two checkpoints (this run's own: it holds the lock)
+                    shutil.rmtree(self.dir / f"ss{old}", ignore_errors=True)
+            except G2PLError as e:
+                err = e
+        self.saved = [*self.saved[-1:], superstep_count]  # the two on disk: bounded however long the run
+        _agree(comm, err)
 
     # ---- loading
 
     def load(self, lg) -> dict:
         """This rank's saved state, checked against the compiled module and the graph part `lg`:
-        {"superstep", "state", "env": {name: value}, "runtime": counters}."""
+        {"superstep", "state", "env": {name: value}, "runtime": counters}.  Collective: what must be
+        the same on every rank (the state, scalars, which variables are set, rand() counters, the
+        counts of pending remote requests) is compared across ranks, and any rank's error is raised
+        on every rank."""
+        data, err = None, None
+        try:
+            data = self._load(lg)
+        except G2PLError as e:
+            err = e
+        views = _agree(self.comm, err, None if data is None else _replicated(data))
+        _check_ranks(views)
+        self.saved.append(data["superstep"])
+        return data
+
+    def _load(self, lg) -> dict:
         module = self.module
         m = self.check_resumable()
         sub = f"ss{m['superstep']}"
         r = self.comm.rank
-        shapes = Shapes(lg.n, lg.n_ext, lg.m, lg.size)
+        shapes = Shapes(lg.n, lg.n_ext, lg.m, lg.size, _request_kinds(module))
         # every array is at most one value per vertex or edge of the whole graph: a bound on what
         # a checkpoint of this run can hold, so a crafted one cannot make this rank allocate more
         limit = 8 * (lg.n_global + lg.m_global + lg.n_ext + lg.m + 1024) * (len(module.VARIABLES) * 5 + 1)
@@ -239,20 +625,74 @@ class Checkpointer:
             blobs[name] = blob
         path = self.dir / sub / f"rank{r}.json"
         try:
-            doc = check_dict(json.loads(blobs[f"rank{r}.json"]), "the file")
+            doc = json.loads(blobs[f"rank{r}.json"])
+        except (ValueError, RecursionError) as e:
+            raise G2PLError(f"checkpoint file is not valid JSON ({str(e)[:200]})", file=str(path)) from None
+        try:
+            doc = check_dict(doc, "the file")
             if check_int(doc.get("superstep"), "`superstep`", 1) != m["superstep"]:
                 raise Bad("`superstep` differs from the manifest's")
             state = check_int(doc.get("state"), "`state`")
             if state not in module.STATE_LINES:
                 raise Bad(f"`state` {state} is not a state of the program")
             arrays = _load_npz(blobs[f"rank{r}.npz"], limit, self.dir / sub / f"rank{r}.npz")
-            env = decode_env(doc.get("env"), arrays, tuple(module.VARIABLES), tuple(module.VARIABLE_TYPES), shapes)
+            names = tuple(module.VARIABLES)
+            transitions, sets = getattr(module, "TRANSITIONS", None), getattr(module, "STATE_SETS", None)
+            assigned = None if transitions is None or sets is None else \
+                assigned_on_entry(names, transitions, sets, state)
+            env = decode_env(doc.get("env"), arrays, names, tuple(module.VARIABLE_TYPES), shapes, assigned, state)
             runtime = decode_runtime(doc.get("runtime"), module.RAND_SITES, set(module.STATE_LINES))
-        except (ValueError, RecursionError) as e:
-            raise G2PLError(f"checkpoint file is not valid JSON ({e})", file=str(path)) from None
+        except RecursionError:
+            raise G2PLError("checkpoint file is malformed: nested too deeply", file=str(path)) from None
         except Bad as e:
             raise G2PLError(f"checkpoint file is malformed: {e}", file=str(path)) from None
-        if len(runtime["per_superstep"]) != m["superstep"]:
+        if len(runtime["per_superstep"]) + runtime["left_out"][0] != m["superstep"]:
             raise G2PLError("checkpoint statistics do not cover its supersteps", file=str(path))
-        self.saved.append(m["superstep"])
-        return {"superstep": m["superstep"], "state": state, "env": env, "runtime": runtime}
+        return {"superstep": m["superstep"], "state": state, "env": env, "runtime": runtime, "path": str(path)}
+
+
+def _request_kinds(module) -> tuple[str, ...]:
+    """The domains (vertex, edge) the program's remote reads request from: how long a pending
+    request's IDs are (both where the module does not say)."""
+    doms = {getattr(v, "dom", "") for v in vars(module).values() if getattr(v, "kind", None) == "remote_read"}
+    kinds = tuple(k for d, k in (("V", "vertex"), ("E", "edge")) if d in doms)
+    return kinds or ("vertex", "edge")
+
+
+def _scalar_key(v) -> tuple:
+    if isinstance(v, float):
+        return ("float", v.hex())
+    return (type(v).__name__, int(v))
+
+
+def _replicated(data: dict) -> dict:
+    """What of a rank's loaded state every rank of the run holds alike (and the counts that pair ranks)."""
+    env = data["env"]
+    return {
+        "path": data["path"],
+        "the state to enter": data["state"],
+        "the unset variables": sorted(k for k, v in env.items() if v is None),
+        "the scalar variables": {k: _scalar_key(v) for k, v in env.items()
+                                 if v is not None and not isinstance(v, (dict, np.ndarray))},
+        "the rand() counters": data["runtime"]["rand_counts"],
+        "requests": {k: (v["send_counts"].tolist(), v["recv_counts"].tolist()) for k, v in env.items()
+                     if isinstance(v, dict)},
+    }
+
+
+def _check_ranks(views: list[dict]) -> None:
+    """Refuse (on every rank alike: every rank sees all views) rank files that disagree: ranks that
+    took different branches or exchanged different counts would wait for each other for ever."""
+    first = views[0]
+    for v in views[1:]:
+        for what in ("the state to enter", "the unset variables", "the scalar variables", "the rand() counters"):
+            if v[what] != first[what]:
+                raise G2PLError(f"checkpoint file disagrees with rank 0's about {what} (the same on every rank "
+                                "of a run)", file=v["path"])
+    for name in first["requests"]:
+        for r, v in enumerate(views):
+            for s, w in enumerate(views):
+                expects, sends = v["requests"][name][1][s], w["requests"][name][0][r]
+                if expects != sends:
+                    raise G2PLError(f"checkpoint file is malformed: variable `{name}`: the pending request expects "
+                                    f"{expects} IDs from rank {s}, which sends {sends}", file=v["path"])

@@ -16,14 +16,31 @@ from typing import Any
 
 import numpy as np
 
+from g2pl.runtime.stats import KEEP
+
 FORMAT = 2
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_DTYPE_KIND = {"bool": "b", "int": "i", "vid": "i", "float": "f"}
+# what the runtime makes of each element type (g2pl.runtime.values.DTYPES, native byte order): a saved
+# array must have exactly this dtype, as a program's arithmetic depends on it (int8 wraps, float16 rounds)
+DTYPES = {"bool": np.dtype(np.bool_), "int": np.dtype(np.int64), "vid": np.dtype(np.int64),
+          "float": np.dtype(np.float64)}
+# a scalar of each element type as the runtime holds it: (JSON `type`, `numpy`): an int is an np.int64
+# (64-bit wrap-around), a float or bool a Python one (g2pl.runtime.engine.Runtime.vmap)
+SCALARS = {"bool": ("bool", False), "int": ("int", True), "vid": ("int", True), "float": ("float", False)}
 _REQUEST_FIELDS = ("ids", "order", "send_counts", "received", "recv_counts")
 
 
 class Bad(Exception):
     """A checkpoint value that does not fit the schema (turned into a G2PLError naming the file)."""
+
+
+def show(x: Any) -> str:
+    """A JSON value for a message: short, and never the repr of a large or deeply nested value."""
+    if x is None or isinstance(x, (bool, int, float)):
+        return "null" if x is None else str(x).lower() if isinstance(x, bool) else repr(x)[:30]
+    if isinstance(x, str):
+        return repr(x[:30] + ("..." if len(x) > 30 else ""))
+    return "a JSON " + ("object" if isinstance(x, dict) else "list")
 
 
 def check_int(x: Any, what: str, lo: int = 0) -> int:
@@ -63,20 +80,22 @@ def _encode_scalar(v: Any) -> dict:
 
 
 def _decode_scalar(d: dict, elem: str) -> Any:
+    """A scalar of element type `elem`, exactly as the runtime holds one (SCALARS), else Bad."""
     ty, numpy, v = d.get("type"), d.get("numpy"), d.get("value")
-    if not isinstance(numpy, bool):
-        raise Bad("`numpy` must be true or false")
+    want_ty, want_numpy = SCALARS[elem]
+    if ty != want_ty or numpy is not want_numpy:
+        raise Bad(f"expected a scalar {elem} saved as type {want_ty!r} with numpy {show(want_numpy)}, "
+                  f"found type {show(ty)} with numpy {show(numpy)}")
     if ty == "bool" and isinstance(v, bool):
-        return np.bool_(v) if numpy else v
+        return v
     if ty == "int" and not isinstance(v, bool) and isinstance(v, int) and -(2**63) <= v < 2**63:
-        return np.int64(v) if numpy else v
+        return np.int64(v)
     if ty == "float" and isinstance(v, str) and len(v) < 64:
         try:
-            f = float.fromhex(v)
-        except ValueError:
+            return float.fromhex(v)
+        except (ValueError, OverflowError):
             raise Bad(f"{v!r} is not a hexadecimal float") from None
-        return np.float64(f) if numpy else f
-    raise Bad(f"expected a scalar {elem} (type bool/int/float with a matching value)")
+    raise Bad(f"expected a scalar {elem}: the value does not fit type {ty!r}")
 
 
 def encode_env(names: tuple[str, ...], values: tuple) -> tuple[dict, dict[str, np.ndarray]]:
@@ -101,27 +120,44 @@ def encode_env(names: tuple[str, ...], values: tuple) -> tuple[dict, dict[str, n
     return env, arrays
 
 
-class Shapes:
-    """What this rank's arrays must look like: vertex arrays n (or n + ghosts) long, edge arrays m."""
+def _dtype_name(dt: np.dtype) -> str:
+    """A dtype as a reader can tell it apart: byte order included where it is not the native one."""
+    return str(dt) if dt.isnative else f"{dt} ({'big' if dt.byteorder == '>' else 'little'}-endian)"
 
-    def __init__(self, n: int, n_ext: int, m: int, ranks: int) -> None:
+
+class Shapes:
+    """What this rank's arrays must look like: vertex arrays n (or n + ghosts) long, edge arrays m;
+    a pending remote request as long as the domains (`request_kinds`: vertex, edge) its program reads."""
+
+    def __init__(self, n: int, n_ext: int, m: int, ranks: int,
+                 request_kinds: tuple[str, ...] = ("vertex", "edge")) -> None:
         self.n, self.n_ext, self.m, self.ranks = n, n_ext, m, ranks
+        self.request_kinds = request_kinds
+
+    def lengths(self, kind: str) -> tuple[int, ...]:
+        return (self.n, self.n_ext) if kind == "vertex" else (self.m,)
 
     def check(self, arr: np.ndarray, kind: str, elem: str) -> None:
         if arr.ndim != 1:
             raise Bad(f"expected a 1-D array, got shape {arr.shape}")
-        if arr.dtype.kind != _DTYPE_KIND[elem]:
-            raise Bad(f"expected {elem} values, got dtype {arr.dtype}")
-        lengths = (self.n, self.n_ext) if kind == "vertex" else (self.m,)
+        if arr.dtype != DTYPES[elem] or not arr.dtype.isnative:
+            raise Bad(f"expected {elem} values, got dtype {_dtype_name(arr.dtype)} (the runtime holds "
+                      f"{elem} values as native {DTYPES[elem]})")
+        lengths = self.lengths(kind)
         if len(arr) not in lengths:
             want = " or ".join(map(str, sorted(set(lengths))))
             raise Bad(f"expected {want} {kind} values on this rank, got {len(arr)}")
 
     def check_request(self, parts: dict[str, np.ndarray]) -> None:
         for f, a in parts.items():
-            if a.ndim != 1 or a.dtype != np.int64:
-                raise Bad(f"request field `{f}` must be a 1-D int64 array")
+            if a.ndim != 1 or a.dtype != np.int64 or not a.dtype.isnative:
+                raise Bad(f"request field `{f}` must be a 1-D int64 array, got {a.ndim}-D "
+                          f"{_dtype_name(a.dtype)}")
         ids, order, sc, rec, rc = (parts[f] for f in _REQUEST_FIELDS)
+        lengths = sorted({x for k in self.request_kinds for x in self.lengths(k)})
+        if len(ids) not in lengths:
+            raise Bad(f"request IDs must be {' or '.join(map(str, lengths))} long on this rank "
+                      f"(one per requesting element), got {len(ids)}")
         if len(sc) != self.ranks or len(rc) != self.ranks or (sc < 0).any() or (rc < 0).any():
             raise Bad(f"request counts must be {self.ranks} non-negative numbers")
         if int(sc.sum()) != len(order) or int(rc.sum()) != len(rec) or len(order) > len(ids):
@@ -130,17 +166,57 @@ class Shapes:
             raise Bad("request order points outside its IDs")
 
 
+def assigned_on_entry(names: tuple[str, ...], transitions: dict[int, tuple[int, ...]],
+                      sets: dict[int, tuple[str, ...]], state: int) -> frozenset[str]:
+    """The variables every path from state 0 has set on entering `state` (a forward must-analysis over
+    the compiled module's TRANSITIONS and STATE_SETS).  A checkpoint is taken on entering a state, so
+    it holds a value for each of them; the others may legitimately be saved unset.
+
+    Bitsets over `names`, passes in depth-first order from state 0 until nothing changes: a few passes
+    for the structured control flow of G2PL (while and if nest), as each set only ever shrinks."""
+    bit = {n: 1 << i for i, n in enumerate(names)}
+    defs = {s: sum(bit[n] for n in set(vs) if n in bit) for s, vs in sets.items()}
+    order, seen, stack = [], {0}, [0]
+    while stack:  # reachable states, each before the states it leads to where it can be
+        s = stack.pop()
+        order.append(s)
+        for t in reversed(transitions.get(s, ())):
+            if t not in seen:
+                seen.add(t)
+                stack.append(t)
+    everything = (1 << len(names)) - 1
+    entry = {s: (0 if s == 0 else everything) for s in order}
+    changed = True
+    while changed:
+        changed = False
+        for s in order:
+            out = entry[s] | defs.get(s, 0)
+            for t in transitions.get(s, ()):
+                if t != 0 and entry[t] & out != entry[t]:
+                    entry[t] &= out
+                    changed = True
+    got = entry.get(state, everything)  # a state no path reaches: nothing may be unset there
+    return frozenset(n for n in names if got & bit[n])
+
+
 def decode_env(env: Any, arrays: dict[str, np.ndarray], names: tuple[str, ...],
-               types: tuple[tuple[str, str], ...], shapes: Shapes) -> dict[str, Any]:
-    """The variables of a checkpoint, each checked against its compiled (kind, element type)."""
+               types: tuple[tuple[str, str], ...], shapes: Shapes, assigned: frozenset[str] | None = None,
+               state: int = 0) -> dict[str, Any]:
+    """The variables of a checkpoint, each checked against its compiled (kind, element type).
+
+    `assigned`: the variables every path to `state` has set (`assigned_on_entry`): one of them
+    saved unset would meet the program's next read of it as None, so it is refused here (None:
+    unknown, every variable may be unset).  Every array of the .npz must belong to a variable."""
     env = check_dict(env, "`env`")
     if sorted(env) != sorted(names):
-        raise Bad("its variables are not the program's (" + ", ".join(sorted(set(env) ^ set(names))) + ")")
+        odd = sorted(set(env) ^ set(names))
+        raise Bad("its variables are not the program's (" + ", ".join(show(k) for k in odd[:5])
+                  + (", ..." if len(odd) > 5 else "") + ")")
     used: set[str] = set()
 
     def take(key: Any) -> np.ndarray:
         if not isinstance(key, str) or key not in arrays or key in used:
-            raise Bad(f"array {key!r} is missing from the .npz file (or used twice)")
+            raise Bad(f"array {show(key)} is missing from the .npz file (or used twice)")
         used.add(key)
         return arrays[key]
 
@@ -149,6 +225,8 @@ def decode_env(env: Any, arrays: dict[str, np.ndarray], names: tuple[str, ...],
         d = check_dict(env[name], f"variable `{name}`")
         try:
             if d.get("kind") == "none":
+                if assigned is not None and name in assigned:
+                    raise Bad(f"saved unset, but every path to state {state} sets it (expected a {kind} value)")
                 out[name] = None
             elif kind == "scalar" and d.get("kind") == "scalar":
                 out[name] = _decode_scalar(d, elem)
@@ -164,9 +242,12 @@ def decode_env(env: Any, arrays: dict[str, np.ndarray], names: tuple[str, ...],
                 shapes.check_request(parts)
                 out[name] = parts
             else:
-                raise Bad(f"expected a {kind} value, found {d.get('kind')!r}")
+                raise Bad(f"expected a {kind} value, found {show(d.get('kind'))}")
         except Bad as e:
             raise Bad(f"variable `{name}`: {e}") from None
+    extra = sorted(set(arrays) - used)
+    if extra:
+        raise Bad(f"the .npz file holds arrays that belong to no variable ({', '.join(extra[:5])})")
     return out
 
 
@@ -174,20 +255,22 @@ def decode_env(env: Any, arrays: dict[str, np.ndarray], names: tuple[str, ...],
 
 
 def decode_runtime(r: Any, rand_sites: int, states: set[int]) -> dict:
-    """The runtime's counters (statistics so far, rand() call counts, push/pull choices), checked."""
+    """The runtime's counters (statistics so far, rand() call counts, push/pull choices), checked.
+    The kept statistics rows are supersteps 0, 1, ... with one gap of `left_out` rows (stats.KEEP)."""
     r = check_dict(r, "`runtime`")
+    left_out = _row(r.get("left_out", [0, -1, 0, 0, 0, 0, 0.0, 0.0]), "`left_out`")
+    gap = left_out[0]
+    if gap < 0 or left_out[1] != -1:
+        raise Bad("`left_out` counts rows (at least 0) and has the state -1")
     rows = []
     for i, row in enumerate(check_list(r.get("per_superstep"), "`per_superstep`")):
-        row = check_list(row, "a `per_superstep` row")
-        if len(row) != 8:
-            raise Bad("a `per_superstep` row has 8 numbers")
-        ss, state, msgs, nbytes, rbytes, active = (check_int(x, "a superstep counter", -1) for x in row[:6])
-        if ss != i or (state not in states and state != -1):
+        row = _row(row, "a `per_superstep` row")
+        ss, state = row[:2]
+        if ss != (i + gap if gap and i >= KEEP else i) or (state not in states and state != -1):
             raise Bad(f"`per_superstep` row {i} is out of order or names an unknown state")
-        t, c = row[6:]
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in (t, c)):
-            raise Bad("superstep times must be finite numbers")
-        rows.append((ss, state, msgs, nbytes, rbytes, active, float(t), float(c)))
+        rows.append(row)
+    if gap and len(rows) != 2 * KEEP:
+        raise Bad(f"with rows left out, `per_superstep` keeps {2 * KEEP} rows")
     rand = [check_int(x, "a rand() counter") for x in check_list(r.get("rand_counts"), "`rand_counts`")]
     if len(rand) != rand_sites:
         raise Bad(f"`rand_counts` must have {rand_sites} entries")
@@ -203,14 +286,34 @@ def decode_runtime(r: Any, rand_sites: int, states: set[int]) -> dict:
         if sorted(d) != sorted(fields):
             raise Bad(f"`{key}` has the counters {', '.join(fields)}")
         counters[key] = {f: check_int(d[f], f"`{key}.{f}`") for f in fields}
-    return {"per_superstep": rows, "rand_counts": rand, "push_state": push, **counters}
+    loops = check_int(r.get("loop_iterations", 0), "`loop_iterations`")
+    return {"per_superstep": rows, "left_out": left_out, "loop_iterations": loops, "rand_counts": rand,
+            "push_state": push, **counters}
+
+
+def _row(row: Any, what: str) -> tuple:
+    """A statistics row: superstep, state, messages, bytes, record bytes, active, time, comm time."""
+    row = check_list(row, what)
+    if len(row) != 8:
+        raise Bad(f"{what} has 8 numbers")
+    ss, state, msgs, nbytes, rbytes, active = (check_int(x, "a superstep counter", -1) for x in row[:6])
+    t, c = row[6:]
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in (t, c)):
+        raise Bad("superstep times must be finite numbers")
+    return (ss, state, msgs, nbytes, rbytes, active, float(t), float(c))
+
+
+def _encode_row(s) -> list:
+    return [s.superstep, s.state, s.messages, s.bytes, s.record_bytes, s.active, s.time_s, s.comm_s]
 
 
 def encode_runtime(per_superstep: list, rand_counts: list, push_state: dict, directions: dict,
-                   edge_sets: dict) -> dict:
+                   edge_sets: dict, left_out=None, loop_iterations: int = 0) -> dict:
+    """`left_out`: the sum of the statistics rows not kept (stats.Stats.left_out)."""
     return {
-        "per_superstep": [[s.superstep, s.state, s.messages, s.bytes, s.record_bytes, s.active, s.time_s,
-                           s.comm_s] for s in per_superstep],
+        "per_superstep": [_encode_row(s) for s in per_superstep],
+        **({"left_out": _encode_row(left_out)} if left_out is not None else {}),
+        "loop_iterations": int(loop_iterations),
         "rand_counts": [int(x) for x in rand_counts],
         "push_state": [[int(k), bool(v)] for k, v in sorted(push_state.items())],
         "directions": {k: int(v) for k, v in directions.items()},

@@ -16,7 +16,7 @@ import numpy as np
 from g2pl.errors import G2PLRuntimeError, RunStopped
 from g2pl.runtime import alloc
 from g2pl.runtime.backend import load as load_backend
-from g2pl.runtime.checkpoint import Checkpointer, graph_digest
+from g2pl.runtime.checkpoint import Checkpointer, graph_digest, hold_directory
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.engine import Runtime
 from g2pl.runtime.launch import RankWatchdog, program_started
@@ -61,11 +61,12 @@ def merge_stats(comm, rt: Runtime) -> Stats:
         "rank": comm.rank, "vertices": int(lg.n), "local_edges": int(lg.m),
         "edges_owned": int(lg.m) if lg.size == 1 else int(np.count_nonzero(lg.edge_owned)),  # one rank owns all
         "ghosts": int(lg.n_ghosts),
-        "bytes_sent": int(sum(s.bytes for s in st.per_superstep)),
+        "bytes_sent": int(st.total("bytes")),
         "bytes_received": int(getattr(comm, "bytes_received", 0)),
-        "comm_s": float(sum(s.comm_s for s in st.per_superstep)),
-        "compute_s": float(sum(s.time_s - s.comm_s for s in st.per_superstep)),
-        "per_superstep": [(s.messages, s.bytes, s.record_bytes, s.active, s.time_s) for s in st.per_superstep],
+        "comm_s": float(st.total("comm_s")),
+        "compute_s": float(st.total("time_s") - st.total("comm_s")),
+        # the kept records, then the sum of those left out: the same rows on every rank
+        "per_superstep": [(s.messages, s.bytes, s.record_bytes, s.active, s.time_s) for s in st.rows()],
     }
     if comm.size == 1:
         mine.pop("per_superstep")
@@ -74,7 +75,7 @@ def merge_stats(comm, rt: Runtime) -> Stats:
     allr = comm.gather(mine)
     if comm.rank != 0:
         return st
-    for i, s in enumerate(st.per_superstep):
+    for i, s in enumerate(st.rows()):
         rows = [r["per_superstep"][i] for r in allr]
         s.messages = sum(x[0] for x in rows)
         s.bytes = sum(x[1] for x in rows)
@@ -90,9 +91,10 @@ def merge_stats(comm, rt: Runtime) -> Stats:
 def execute(module: ModuleType, graph, argv: dict[str, Any], *, comm=None, time_limit: float | None = None,
             **kw: Any) -> tuple[list[tuple] | None, dict]:
     """`_execute` under a rank watchdog (g2pl.runtime.launch): with several ranks and --time-limit, a
-    rank that stops answering would otherwise keep the others blocked in a collective for ever."""
+    rank that stops answering would otherwise keep the others blocked in a collective for ever.  A
+    checkpoint directory is held (locked) from before the graph is scattered until the run ends."""
     comm = comm or SingleComm()
-    with RankWatchdog(comm.rank, comm.size, time_limit):
+    with RankWatchdog(comm.rank, comm.size, time_limit), hold_directory(kw.get("checkpoint"), comm):
         return _execute(module, graph, argv, comm=comm, time_limit=time_limit, **kw)
 
 

@@ -11,7 +11,7 @@
     rand          the counter-based random numbers of one call site
     barrier       the end of a superstep: aggregators, statistics, limits
     collect       a returned value, whole, on rank 0
-    resume, checkpoint              --resume and --checkpoint
+    resume, checkpoint              --resume and --checkpoint; checkpoint also bounds loops (limits)
 
 Each exchange verb takes the exchange's spec (written by the compiler's
 passes) and carries it out: transport, presence, message counting and the
@@ -46,6 +46,32 @@ from g2pl.runtime.partition import LocalGraph, whole
 from g2pl.runtime.remote import Remote, RemoteRequest
 from g2pl.runtime.stats import Stats, SuperstepStat, Tally
 from g2pl.runtime.transport import Transport
+
+#: the limits inside loops that exchange nothing (see `Runtime.checkpoint`): the clock is read, and
+#: with several ranks agreed on, every so many such loop iterations: at first CLOCK_FIRST, then as
+#: many as take about CLOCK_PERIOD seconds on the slowest rank (at most CLOCK_MAX)
+CLOCK_FIRST, CLOCK_MAX, CLOCK_PERIOD = 16, 1 << 20, 0.05
+_NEVER = 1 << 62  # a count never reached
+
+
+class _Every:
+    """The back edges of a module without BACK_EDGES: every transition to a state numbered no higher
+    (every cycle of the state machine has one, so its loops are still bounded)."""
+
+    def __getitem__(self, state: int) -> _Every:
+        return self
+
+    def __contains__(self, state: object) -> bool:
+        return True
+
+
+def _back_from(module) -> _Every | tuple:
+    """For each state, the states whose transition to it goes back to a loop's header (None: none)."""
+    edges, states = getattr(module, "BACK_EDGES", None), getattr(module, "STATE_LINES", None)
+    if edges is None or states is None:
+        return _Every()
+    top = max([0, *states, *(x for e in edges for x in e)])
+    return tuple(frozenset(s for s, t in edges if t == h) or None for h in range(top + 1))
 
 
 def _fault_injection(var: str = "G2PL_FAIL_AT") -> tuple[int, int] | None:
@@ -102,9 +128,47 @@ class Runtime:
         self._kill_at = _fault_injection("G2PL_KILL_AT")
         self._ckpt = None
         self._ckpt_seen = 0
-        self.time_limit: float | None = None
+        self._time_limit: float | None = None
         self._t_last = time.perf_counter()
         self._t_start = self._t_last
+        # loops: the generated code reports every state it enters (`checkpoint`); a transition back to a
+        # loop's header (BACK_EDGES; without them, any transition to a state numbered no higher: every
+        # cycle has one) that follows no superstep boundary since the previous one is a loop iteration
+        # that exchanged nothing, and counts toward the limits.  Control flow is the same on every rank,
+        # so these counts are too: no rank stops alone.
+        self._back_from = _back_from(module)
+        self._state = -1  # the state entered last (none yet)
+        self._barriers = 0  # supersteps ended (stats.supersteps, kept here for the hot path)
+        self._ss_at_back = 0  # supersteps at the last back edge (or at the start)
+        self._clock_every = CLOCK_FIRST  # loop iterations between clock checks (adapted)
+        self._t_clock = self._t_last  # when the clock was last checked
+        self._rearm()
+
+    @property
+    def time_limit(self) -> float | None:
+        """--time-limit in seconds (None: none); the driver sets it before the program starts."""
+        return self._time_limit
+
+    @time_limit.setter
+    def time_limit(self, limit: float | None) -> None:
+        self._time_limit = limit
+        self._rearm()
+
+    def _rearm(self) -> None:
+        """After a superstep, a clock check or a resume: the loop iteration count at which a limit needs
+        a look (`_loop_alarm`, one comparison per iteration): past `_loop_cap` --max-supersteps is
+        exceeded; at `_clock_at` the clock is due."""
+        n, loops = self.max_supersteps, self.stats.loop_iterations
+        self._loop_cap = _NEVER if n is None else n - 1 - self._barriers
+        self._clock_at = _NEVER if self._time_limit is None else loops + self._clock_every
+        self._loop_alarm = min(self._loop_cap + 1, self._clock_at)
+
+    def _loop_event(self, loops: int) -> None:
+        if loops > self._loop_cap:
+            self._check_steps()
+        if loops >= self._clock_at:
+            self._check_clock()
+        self._rearm()
 
     # ------------------------------------------------------------ structure
 
@@ -288,14 +352,16 @@ class Runtime:
         msgs = naive + tally.messages
         rec_bytes = naive * (broadcast.record_bytes() if broadcast is not None else 0) + tally.messages * 8
         now = time.perf_counter()
-        i = len(self.stats.per_superstep)
+        i = self.stats.supersteps
         active = self.n if tally.active is None else tally.active
-        self.stats.per_superstep.append(SuperstepStat(
+        self.stats.record(SuperstepStat(
             i, state, int(msgs), int(self.comm.bytes_sent), int(rec_bytes), int(active), now - self._t_last,
             tally.comm_s))
         tally.messages, tally.active, tally.exchanged, tally.comm_s = 0, None, False, 0.0
         self.comm.bytes_sent = 0
-        self._t_last = now
+        self._t_last = self._t_clock = now
+        self._barriers = i + 1
+        self._rearm()  # (the barrier checks the clock itself)
         if self.progress is not None:
             self.progress(self.stats, False)
         self._check_limits(i, now)
@@ -330,30 +396,61 @@ class Runtime:
         limit = self.time_limit
         if limit is not None and self.comm.allreduce_partials(
                 self.bk.host_int64([[int(now - self._t_start > limit), 0]]), (("or", "i"),))[0]:
-            partial = self._partial()
-            self.stats.time_s = now - self._t_start  # the supersteps run so far, no final one
-            raise RunStopped(f"stopped after {now - self._t_start:.1f} s (--time-limit {limit:g}); "
-                             f"the program had not finished ({partial})", reason="time-limit")
-        if self.max_supersteps is not None and len(self.stats.per_superstep) + 1 > self.max_supersteps:
-            partial = self._partial()
-            self.stats.time_s = now - self._t_start  # the supersteps run so far, no final one
-            raise RunStopped(
-                f"stopped after {self.max_supersteps} supersteps (--max-supersteps); the program had not "
-                f"finished ({partial})", reason="max-supersteps"
-            )
+            self._stop_time(now)
+        self._check_steps()
+
+    def _check_steps(self) -> None:
+        """--max-supersteps N: stop unless the run fits in N steps, a step being a superstep or a loop
+        iteration that exchanged nothing; called when either count grows, while the program still needs
+        at least one more superstep (its last, which `finish` records)."""
+        n = self.max_supersteps
+        done, loops = self.stats.supersteps, self.stats.loop_iterations
+        if n is None or done + loops + 1 <= n:
+            return
+        partial = self._partial()
+        self.stats.time_s = time.perf_counter() - self._t_start  # the supersteps run so far, no final one
+        if loops:
+            what = (f"stopped after {done} supersteps and {loops} loop iterations without an exchange "
+                    f"(--max-supersteps {n} counts both)")
+        else:
+            what = f"stopped after {n} supersteps (--max-supersteps)"
+        raise RunStopped(f"{what}; the program had not finished ({partial})", reason="max-supersteps")
+
+    def _stop_time(self, now: float) -> None:
+        partial = self._partial()
+        self.stats.time_s = now - self._t_start  # the supersteps run so far, no final one
+        raise RunStopped(f"stopped after {now - self._t_start:.1f} s (--time-limit {self.time_limit:g}); "
+                         f"the program had not finished ({partial})", reason="time-limit")
+
+    def _check_clock(self) -> None:
+        """--time-limit inside loops that exchange nothing: every `_clock_every` of their iterations,
+        the clock is read and, with several ranks, agreed on (one small Allreduce, at the same iteration
+        on every rank); the interval adapts so that checks come about every CLOCK_PERIOD seconds."""
+        now = time.perf_counter()
+        over, _n, slowest, _m = self.comm.allreduce_partials(self.bk.host_int64(
+            [[int(now - self._t_start > self._time_limit), 0], [int(1e6 * (now - self._t_clock)), 0]]),
+            (("or", "i"), ("max", "i")))
+        if over:
+            self._stop_time(now)
+        # the same on every rank (it depends on reduced values only)
+        if slowest < 5e5 * CLOCK_PERIOD:
+            self._clock_every = min(2 * self._clock_every, CLOCK_MAX)
+        elif slowest > 2e6 * CLOCK_PERIOD:
+            self._clock_every = max(self._clock_every // 2, 1)
+        self._t_clock = now
 
     def _partial(self) -> str:
         """This rank's statistics so far, for the messages of runs stopped by a limit."""
         st = self.stats
-        return (f"partial stats: {st.supersteps} supersteps, {sum(s.messages for s in st.per_superstep)} "
-                f"messages, {sum(s.time_s for s in st.per_superstep):.2f} s")
+        loops = f", {st.loop_iterations} loop iterations without an exchange" if st.loop_iterations else ""
+        return (f"partial stats: {st.supersteps} supersteps, {int(st.total('messages'))} messages, "
+                f"{st.total('time_s'):.2f} s{loops}")
 
     def finish(self) -> None:
         """Record the last superstep (compute only, no exchange)."""
         self.bk.synchronize()
         now = time.perf_counter()
-        self.stats.per_superstep.append(SuperstepStat(len(self.stats.per_superstep), -1, 0, 0, 0, self.n,
-                                                      now - self._t_last))
+        self.stats.record(SuperstepStat(self.stats.supersteps, -1, 0, 0, 0, self.n, now - self._t_last))
         self.stats.time_s = now - self._t_start
         if self.progress is not None:
             self.progress(self.stats, True)
@@ -372,30 +469,50 @@ class Runtime:
         data = ckpt.load(self.lg)  # checked against the program and this rank's part (exit 2 if not)
         r = data["runtime"]
         self.stats.per_superstep = [SuperstepStat(*row) for row in r["per_superstep"]]
+        self.stats.left_out = SuperstepStat(*r["left_out"])
+        self.stats.loop_iterations = r["loop_iterations"]
+        self._ss_at_back = self._barriers = self.stats.supersteps
+        self._rearm()
         self._rand_counts = list(r["rand_counts"])
         self.nbr.push_state = dict(r["push_state"])
         self.stats.directions = dict(r["directions"])
         self.stats.edge_sets = dict(r["edge_sets"])
-        self._ckpt_seen = len(self.stats.per_superstep)
+        self._ckpt_seen = self.stats.supersteps
         env = data["env"]
         values = (env[n] for n in names)  # pending remote requests come back as their arrays
         return data["state"], tuple(self._moved(RemoteRequest(**v) if isinstance(v, dict) else v, self.bk.from_host)
                                     for v in values)
 
     def checkpoint(self, state: int, values: tuple) -> None:
-        """At a superstep boundary, every --checkpoint-every supersteps: save the program's variables
-        (`values`, in the module's VARIABLES order) and the runtime's counters."""
+        """Called by the generated code as it enters each state.  A transition back to a loop's header
+        counts toward the limits (see `__init__`); at a superstep boundary, every --checkpoint-every
+        supersteps: save the program's variables (`values`, in the module's VARIABLES order) and the
+        runtime's counters."""
+        prev = self._state
+        self._state = state
+        if state <= prev:
+            back = self._back_from[state]
+            if back is not None and prev in back:  # back to a loop's header
+                done = self._barriers
+                if done != self._ss_at_back:  # the iteration ended a superstep, whose barrier checked limits
+                    self._ss_at_back = done
+                else:  # an iteration that exchanged nothing
+                    st = self.stats
+                    st.loop_iterations = loops = st.loop_iterations + 1
+                    if loops >= self._loop_alarm:
+                        self._loop_event(loops)
         ckpt = self._ckpt
         if ckpt is None:
             return
-        count = len(self.stats.per_superstep)
+        count = self._barriers
         if count == self._ckpt_seen:
             return  # no barrier since the last check
         self._ckpt_seen = count
         if not ckpt.due(count):
             return
         runtime_state = encode_runtime(self.stats.per_superstep, self._rand_counts, self.nbr.push_state,
-                                       self.stats.directions, self.stats.edge_sets)
+                                       self.stats.directions, self.stats.edge_sets,
+                                       left_out=self.stats.left_out, loop_iterations=self.stats.loop_iterations)
         ckpt.save(count, state, self._names, tuple(self._moved(v, self.bk.to_host) for v in values), runtime_state)
 
     @staticmethod
