@@ -703,7 +703,8 @@ def mpi_worker(cases: int, seed: int, work: Path, result: Path) -> None:
         if comm.rank == 0:
             if outcome == "same_state_other_answer" and any(det == "altered" for _o, det in got[1:]):
                 outcome = "accepted_altered"  # rank 0's state is the saved one, another rank's is not
-            if len({"accepted" if o.startswith("accepted") else o for o, _ in got}) > 1:
+            if len({"accepted" if o.startswith("accepted") or o == "same_state_other_answer" else o
+                    for o, _ in got}) > 1:  # one rank refused or failed where another went on
                 outcome = "ranks_disagree"
             totals[outcome] += 1
             if outcome in FAILURES:
