@@ -393,7 +393,8 @@ def summarize(args, progs, mpi, robust, saved, total_s) -> tuple[str, dict, bool
                  f"--seed {args.seed}{' --medium' if args.medium else ''}` — {platform.node()}, {os.cpu_count()} CPUs, Python "
                  f"{platform.python_version()}, {args.jobs} worker(s); g2pl commit {args.commit}; "
                  f"total {total_s:.0f} s.")
-    lines += ["", f"## Differential (1 rank, 9 configurations x {3 + args.medium} graphs per program)", ""]
+    lines += ["", f"## Differential (1 rank, {len(fuzzgen.CONFIGS)} configurations x {3 + args.medium} graphs per program)",
+              ""]
     lines.append(f"* programs generated: {n_gen}/{len(res)}; compiled under every configuration: {n_comp}; "
                  f"compared (every configuration ran on every graph): {n_cmp}")
     lines.append(f"* distinct generated modules run: {runs} (identical modules are run once); "
