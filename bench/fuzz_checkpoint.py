@@ -578,12 +578,7 @@ def fuzz(cases: int, seed: int, work: Path, cli_cases: int = 0, progress: bool =
     altered: list = []
     t0 = time.perf_counter()
     for i in range(cases):
-        base = rng.choice(bases)
-        d = work / "case"
-        shutil.rmtree(d, ignore_errors=True)
-        shutil.copytree(base.path, d, symlinks=True)
-        (d / "lock.json").unlink(missing_ok=True)
-        done = mutate_case(d, rng, outside)
+        base, d, done = mutated_copy(rng, bases, work / "case", outside)
         mutations.update(m.split(":")[0].split("(")[0] for m in done)
         outcome, detail = run_case(programs[base.prog], graph, base, d, refs[base.prog])
         totals[outcome] += 1
@@ -604,6 +599,16 @@ def fuzz(cases: int, seed: int, work: Path, cli_cases: int = 0, progress: bool =
             "bases": [b.path.name for b in bases]}
 
 
+def mutated_copy(rng: random.Random, bases: list[Base], d: Path, outside: Path) -> tuple[Base, Path, list[str]]:
+    """A fresh copy at `d` of a checkpoint directory picked from `bases` (its lock note dropped), mutated:
+    (the base, `d`, the mutations made)."""
+    base = rng.choice(bases)
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(base.path, d, symlinks=True)
+    (d / "lock.json").unlink(missing_ok=True)
+    return base, d, mutate_case(d, rng, outside)
+
+
 def run_cli_cases(n: int, rng: random.Random, work: Path, bases: list[Base], programs: dict, graph, outside: Path,
                   failures: list) -> Counter:
     """`g2pl run --resume` as a process: exit status 0 or 2, never a traceback or an internal error."""
@@ -611,12 +616,7 @@ def run_cli_cases(n: int, rng: random.Random, work: Path, bases: list[Base], pro
     refs = {}
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for i in range(n):
-        base = rng.choice(bases)
-        d = work / "cli-case"
-        shutil.rmtree(d, ignore_errors=True)
-        shutil.copytree(base.path, d, symlinks=True)
-        (d / "lock.json").unlink(missing_ok=True)
-        done = mutate_case(d, rng, outside)
+        base, d, done = mutated_copy(rng, bases, work / "cli-case", outside)
         digest = None
         try:
             with contextlib.redirect_stderr(io.StringIO()):

@@ -28,10 +28,6 @@ def _element_ok(x: Any, elem: str) -> bool:
     return _is_int(x)
 
 
-def _id_ok(x: Any) -> bool:
-    return _is_int(x)
-
-
 def check_values(values: Any, label: str) -> None:
     """Raise a G2PLError naming the first entry of `values` that --output could not have written."""
     def bad(where: str, what: str) -> G2PLError:
@@ -56,14 +52,14 @@ def check_values(values: Any, label: str) -> None:
             if not _element_ok(val, elem):
                 raise bad(at, f"expected a {elem} scalar")
         elif kind == "vertex" and elem == "bool":
-            if not isinstance(val, list) or not all(_id_ok(x) for x in val):
+            if not isinstance(val, list) or not all(_is_int(x) for x in val):
                 raise bad(at, "a vertex set is a list of vertex IDs (whole numbers)")
         elif kind == "vertex":
             if not isinstance(val, dict):
                 raise bad(at, "a vertex graph is an object from vertex ID to value")
             for k, x in val.items():
                 try:
-                    ok = _id_ok(int(k)) and str(int(k)) == k.strip()
+                    ok = _is_int(int(k)) and str(int(k)) == k.strip()
                 except ValueError:
                     ok = False
                 if not ok:
@@ -71,10 +67,10 @@ def check_values(values: Any, label: str) -> None:
                 if not _element_ok(x, elem):
                     raise bad(at, f"the value of vertex {k[:40]} is not a {elem}")
         elif elem == "bool":
-            if not isinstance(val, list) or not all(isinstance(p, list) and len(p) == 2 and all(map(_id_ok, p))
+            if not isinstance(val, list) or not all(isinstance(p, list) and len(p) == 2 and all(map(_is_int, p))
                                                     for p in val):
                 raise bad(at, "an edge set is a list of [u, v] vertex ID pairs")
         else:
-            if not isinstance(val, list) or not all(isinstance(r, list) and len(r) == 3 and _id_ok(r[0])
-                                                    and _id_ok(r[1]) and _element_ok(r[2], elem) for r in val):
+            if not isinstance(val, list) or not all(isinstance(r, list) and len(r) == 3 and _is_int(r[0])
+                                                    and _is_int(r[1]) and _element_ok(r[2], elem) for r in val):
                 raise bad(at, f"an edge graph is a list of [u, v, value] rows with {elem} values")

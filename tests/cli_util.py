@@ -19,6 +19,15 @@ def call(main, argv: list, capsys) -> tuple[int, str, str]:
     return rc, out.out, out.err
 
 
+def mpi_available() -> bool:
+    """mpi4py and an mpiexec are installed (the `mpi` extra): tests of several ranks can run."""
+    import importlib.util
+
+    from g2pl.runtime.launch import find_mpiexec
+
+    return importlib.util.find_spec("mpi4py") is not None and find_mpiexec() is not None
+
+
 def run_proc(tool: str, *args, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run `g2plc` / `g2pl` as a real process (console-script entry points)."""
     fn = "g2plc_main" if tool == "g2plc" else "g2pl_main"

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_util import mpi_available
 
 import g2pl
 
@@ -107,17 +108,8 @@ def test_sigkill_then_resume(tmp_path, graph, prog):
         assert res.values == ref.values, f"{prog}: killed at superstep {kill_at}"
 
 
-def _mpi_available() -> bool:
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        return False
-    from g2pl.runtime.launch import find_mpiexec
 
-    return find_mpiexec() is not None
-
-
-@pytest.mark.skipif(not _mpi_available(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
+@pytest.mark.skipif(not mpi_available(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
 def test_sigkill_one_of_two_ranks_then_resume(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     base = [sys.executable, "-m", "g2pl.cli", "run", str(ROOT / "programs" / "mis.g2pl"), "--graph", GRAPH,

@@ -8,7 +8,7 @@ import math
 
 import networkx as nx
 import pytest
-from cli_util import run_proc
+from cli_util import mpi_available, run_proc
 from oracles import random_graph
 
 import g2pl
@@ -177,17 +177,8 @@ def test_error_exit_2_with_caret(tmp_path):
     assert "bad.g2pl:2:" in r.stderr and "^" in r.stderr and "Traceback" not in r.stderr
 
 
-def _have_mpi() -> bool:
-    try:
-        import mpi4py  # noqa: F401
 
-        from g2pl.runtime.launch import find_mpiexec
-    except ImportError:
-        return False
-    return find_mpiexec() is not None
-
-
-@pytest.mark.skipif(not _have_mpi(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
+@pytest.mark.skipif(not mpi_available(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
 @pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
 def test_same_answer_on_any_number_of_ranks(tmp_path, directed):
     """The listing on 2 and 3 ranks (neighbour lists of mirrors shipped) gives exactly one rank's answer,

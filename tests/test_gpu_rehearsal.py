@@ -15,20 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_util import mpi_available
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("summary.txt", "env.txt", "tests.log", "bench.log", "gpu_bench.md", "gpu_bench.json", "np2.log",
          "np2_stats.json")
 TESTS_K = "(gpu_matches_numpy and bfs and not parent) or (gpu_equals and kron12)"
 
-
-def _mpi() -> bool:
-    """mpi4py and mpiexec are here (the np2 step can run its 2 ranks)."""
-    import importlib.util
-
-    from g2pl.runtime.launch import find_mpiexec
-
-    return importlib.util.find_spec("mpi4py") is not None and find_mpiexec() is not None
 
 
 def _checked(row: dict) -> bool:
@@ -45,7 +38,7 @@ def test_the_rehearsal_leaves_every_file_with_checked_rows(tmp_path: Path) -> No
                        capture_output=True, text=True, timeout=170, cwd=str(ROOT))
     out = r.stdout + r.stderr
     assert r.returncode in (0, 1), out
-    expected = FILES if _mpi() else tuple(f for f in FILES if f != "np2_stats.json")  # written by the 2 ranks
+    expected = FILES if mpi_available() else tuple(f for f in FILES if f != "np2_stats.json")  # written by the 2 ranks
     assert [f for f in expected if not (tmp_path / f).exists()] == [], out
     summary = (tmp_path / "summary.txt").read_text()
     for step in ("deps", "env", "bench", "tests", "refs", "np2"):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_util import ROOT, call
+from cli_util import ROOT, call, mpi_available
 
 import g2pl
 from g2pl.cli import g2pl_main
@@ -170,17 +170,8 @@ def test_a_killed_run_leaves_the_directory_unlocked(tmp_path, graph, pagerank):
     assert res.values == pagerank.run(graph, args=PR_ARGS, seed=1).values
 
 
-def _mpi_available() -> bool:
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        return False
-    from g2pl.runtime.launch import find_mpiexec
 
-    return find_mpiexec() is not None
-
-
-@pytest.mark.skipif(not _mpi_available(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
+@pytest.mark.skipif(not mpi_available(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
 def test_ranks_of_one_run_share_the_lock_and_a_second_run_is_refused(tmp_path):
     from g2pl.runtime.checkpoint import hold_directory
     from g2pl.runtime.comm import SingleComm
@@ -383,7 +374,7 @@ def test_pending_remote_requests_must_add_up(tmp_path, capsys, case, words):
     assert rc == 2 and words in err, err
 
 
-@pytest.mark.skipif(not _mpi_available(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
+@pytest.mark.skipif(not mpi_available(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
 def test_ranks_whose_saved_scalars_disagree_are_refused_on_every_rank(tmp_path):
     """One rank told to loop once more would wait for ever in a collective the others never enter."""
     d = tmp_path / "ck"

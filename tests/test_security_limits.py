@@ -15,7 +15,7 @@ import tracemalloc
 from types import ModuleType
 
 import pytest
-from cli_util import ROOT, call, write
+from cli_util import ROOT, call, mpi_available, write
 
 import g2pl
 from g2pl.cli import g2pl_main
@@ -38,15 +38,6 @@ NESTED = ("main(n:int){ x=0; i=0; while (i<n) { if (i < 2) { x = x + 1; } else {
 MIXED = ("main(n:int){ X = { id | v <- V }; i=0; while (i<n) { X = { min [ x | x <- nvals v ] | v <- X }; "
          "j = 0; while (j < 3) { j = j + 1; } i = i + 1; } return i; }")
 
-
-def _mpi() -> bool:
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        return False
-    from g2pl.runtime.launch import find_mpiexec
-
-    return find_mpiexec() is not None
 
 
 # ---------------------------------------------------------------- --time-limit inside loops
@@ -125,7 +116,7 @@ def test_modules_without_back_edges_are_still_bounded():
         execute(bare, g2pl.load_graph(GRAPH), {}, seed=0, max_supersteps=10)
 
 
-@pytest.mark.skipif(not _mpi(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
+@pytest.mark.skipif(not mpi_available(), reason="mpi4py/mpiexec not installed (pip install '.[mpi]')")
 @pytest.mark.parametrize(("limit", "says"), [
     (["--max-supersteps", "10"], r"stopped after 0 supersteps and 10 loop iterations"),
     (["--time-limit", "1"], r"stopped after \d+\.\d s \(--time-limit 1\)"),

@@ -482,7 +482,7 @@ class CodeGen:
             variables=repr(tuple(self.variables())),
             variable_types=repr(tuple(self.variable_types().values())),
             transitions=repr({s.id: tuple(s.successors()) for s in plan.states}),
-            state_sets=repr(state_sets(plan, states, self.variables())),
+            state_sets=repr(state_sets(plan, self.variables())),
             save_args=", ".join(self.variables()),
             consts=consts,
             prologue=prologue,
@@ -525,19 +525,19 @@ def back_edges(plan: Plan) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(out))
 
 
-# a statement of a state's body (4 spaces in) that assigns names: `x = ...`, `a, b, = rt.barrier(...)`
-_TOP_ASSIGN = re.compile(r"    ((?:[A-Za-z_]\w*, *)*[A-Za-z_]\w*,?) *=(?!=)")
-
-
-def state_sets(plan: Plan, blocks: list[list[str]], names: list[str]) -> dict[int, tuple[str, ...]]:
-    """The variables (of `names`) each state's code sets, read from that code (`blocks`: `if state == K:`
-    and its body, one statement a line; only statements of the body's top level count, so the sets
-    may only be too small).  With the transitions, a resumed checkpoint's reader works out which
-    variables every path to its state has set (g2pl.runtime.checkpoint_schema.assigned_on_entry)."""
+def state_sets(plan: Plan, names: list[str]) -> dict[int, tuple[str, ...]]:
+    """The variables (of `names`) each state sets: its instructions' and its exchanges' targets, and the
+    pending request of each remote read it sends.  With the transitions, a resumed checkpoint's reader
+    works out which variables every path to its state has set (checkpoint_schema.assigned_on_entry)."""
     index = {n: i for i, n in enumerate(names)}
     out: dict[int, tuple[str, ...]] = {}
-    for s, block in zip(plan.states, blocks):
-        found = {n.strip() for line in block[1:] if (m := _TOP_ASSIGN.match(line)) for n in m.group(1).split(",")}
+    for s in plan.states:
+        found = {pyname(d) for i in s.instrs for d in i.defs()}
+        for x in s.exchange:
+            if x.phase == "request":
+                found.add("rq" + pyname(x.instr.target))
+            else:
+                found.update(pyname(d) for d in x.instr.defs())
         out[s.id] = tuple(sorted((n for n in found if n in index), key=index.__getitem__))
     return out
 

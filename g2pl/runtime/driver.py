@@ -144,7 +144,7 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
             raise
     rt.finish()
     if rt.bk.name != "numpy":  # one rank's answers are still on the device (collect): copied now, untimed
-        raw = [(name, kind, elem, _host_copy(rt.bk, value)) for name, kind, elem, value in raw]
+        raw = [(name, kind, elem, rt.host_copy(value)) for name, kind, elem, value in raw]
         rt.stats.device = rt.bk.memory_info()
     stats = merge_stats(comm, rt)
     if comm.rank != 0:
@@ -153,10 +153,3 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
                    **{k: v for k, v in graph.info.items() if isinstance(v, (int, float, str, bool))}}
     return list(raw), stats.as_dict()
 
-
-def _host_copy(bk, value):
-    """A returned value in host memory: a device array copied (writable, contiguous), others as they are."""
-    if not bk.is_array(value):
-        return value
-    arr = bk.to_host(value)
-    return arr if arr.flags.writeable and arr.strides[0] == arr.itemsize else arr.copy()

@@ -524,6 +524,14 @@ class Runtime:
 
     # ------------------------------------------------------------ results
 
+    def host_copy(self, value):
+        """A returned value in host memory: an array as a writable, contiguous host array (a device array
+        copied; the read-only stride-0 view of constant weights copied too), other values as they are."""
+        if not self.bk.is_array(value):
+            return value
+        arr = self.bk.to_host(value)
+        return arr if arr.flags.writeable and arr.strides[0] == arr.itemsize else arr.copy()
+
     def collect(self, kind: str, elem: str, value):
         """A returned value, whole, on rank 0 (None on other ranks); scalars are the same everywhere."""
         if kind == "scalar":
@@ -533,10 +541,9 @@ class Runtime:
             arr = self.lg.in_id_order(arr)
         if self.lg.size == 1 and self.bk.is_array(arr) and self.bk.name != "numpy":
             return arr  # a device answer stays there: the driver copies it to the host after the clock stops
-        arr = self.bk.to_host(arr)
         if self.lg.size == 1:
-            # a writable, contiguous array (not the read-only stride-0 view of constant weights)
-            return arr if arr.flags.writeable and arr.strides[0] == arr.itemsize else arr.copy()
+            return self.host_copy(arr)
+        arr = self.bk.to_host(arr)
         if kind == "edge":
             arr = arr[self.bk.to_host(self.lg.edge_owned)]
         return self.comm.gather_array(arr)
