@@ -9,7 +9,7 @@ with --algos) this measures what a user of `prog.run(graph, args)` waits for, sp
   `setup` the stats' `load_time_s` (partition cache, runtime set-up) and `rest` everything else
   (argument checks, statistics, building the `Result`);
 * `array`: `res.array(name)` after the run, and `json`: `res.output()`, the JSON shapes of
-  `--output` (made only when asked for; before issue 17 every run paid for it inside `wall`).
+  `--output` (made only when asked for; before commit f419034 every run paid for it inside `wall`).
 
 GAPBS reads the very same graph: the script writes g2pl's CSR (internal indices 0..n-1, which are
 the original IDs for a generated graph) as a GAPBS serialized graph `.sg` and runs each binary

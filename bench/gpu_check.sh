@@ -18,7 +18,7 @@
 #   np2         bfs on 2 ranks sharing the GPU (kron:18), its answer compared with 1 rank on NumPy
 #   tests-rest  the rest of the two test files (stand-in and plumbing tests), with the time left
 #
-# OUTDIR gets these 8 files (the device tool brings back only a few):
+# OUTDIR gets these 8 files (kept few: only a few files may be copied back from the GPU machine):
 #   summary.txt     a line when each step starts and one when it ends (name, exit status, seconds, elapsed),
 #                   one line per benchmark row, the test counts; then OVERALL. Written as it goes.
 #   env.txt         deps + env steps
@@ -178,7 +178,7 @@ lark is missing and this machine may have no network. Carry its wheel (see bench
   on a machine with network, in the repo root:
     echo /.whl/ >> .git/info/exclude
     python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp -d .whl lark==1.2.2
-  then run this script with .whl carried into the repo root (device tool: carry [".whl"]).
+  then run this script with .whl copied into the repo root.
 EOF
     fi
     if ! "$PY" -c 'from g2pl.runtime.launch import find_mpiexec; import mpi4py, sys; e = find_mpiexec(); print("mpiexec", e); sys.exit(e is None)'; then

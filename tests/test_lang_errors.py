@@ -1,4 +1,5 @@
-"""Errors and edge cases of issue 18's language additions: `g2pl check` reports every independent
+"""Errors and edge cases of the integer functions (`idiv`, `imod`, `bitand`, `shl`, ...), `mode`, `vid`
+arguments and remote reads by vertex ID: `g2pl check` reports every independent
 error (a bad operand poisons only its own expression); the integer functions and `mode` refuse wrong
 types with positioned messages; their names stay free for variables; a `vid` argument that is not a
 vertex exits 2; remote reads of IDs that are not vertices give the default on any number of ranks."""
