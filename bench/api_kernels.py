@@ -15,7 +15,7 @@ GAPBS reads the very same graph: the script writes g2pl's CSR (internal indices 
 the original IDs for a generated graph) as a GAPBS serialized graph `.sg` and runs each binary
 with `-f G.sg -n 1` under `OMP_NUM_THREADS=1`, taking its `Trial Time` (the kernel alone); BFS
 uses the same root (`-r`), PageRank `-i 20 -t 1e-30` (exactly 20 iterations). The binaries found
-in the `--gapbs` directories are used: `bfs`, `pr` (Gauss-Seidel) and `pr_spmv` (the same
+in the `--gapbs` directory are used: `bfs`, `pr` (Gauss-Seidel) and `pr_spmv` (the same
 Jacobi iteration as pagerank.g2pl), `cc` (Afforest) and `cc_sv` (Shiloach-Vishkin).
 
 Everything is interleaved (each repeat runs every implementation once, in an order rotated per
@@ -23,35 +23,26 @@ repeat) and the report gives medians, because the machine is shared and noisy. I
 too (`prog.run` in this process; one GAPBS trial as the CPU time of a run with TRIALS + 1 trials
 less that of a run with one), which time-slicing among other processes disturbs far less.
 
-    python bench/api_kernels.py [--graph kron:20] [--repeat 5] [--gapbs /work/gapbs] [--quick]
+    python bench/api_kernels.py [--graph kron:20] [--repeat 5] [--gapbs DIR] [--quick]
 
 Output: bench/results/api_kernels.{md,json} (api_kernels_quick.* with --quick).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import re
 import resource
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import harness
 import numpy as np
+from handwritten import pick_root
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-sys.path.insert(0, str(BENCH))
+import g2pl
 
-from compare import git_commit, machine  # noqa: E402
-from handwritten import pick_root  # noqa: E402
-
-import g2pl  # noqa: E402
+ROOT = harness.ROOT
 
 ITERS, DAMPING = 20, 0.85
 TRIALS = 3  # GAPBS trials in the run whose CPU time, less a one-trial run's, gives one trial's
@@ -60,7 +51,6 @@ PROGRAMS = {"bfs": "bfs", "pagerank": "pagerank", "cc": "cc", "pjcc": "pjcc", "w
 GAPBS = {"bfs": ["bfs"], "pagerank": ["pr_spmv", "pr"], "cc": ["cc_sv", "cc"], "pjcc": [], "wcc": []}
 TITLES = {"bfs": "BFS", "pagerank": "PageRank (20 it.)", "cc": "CC (min-label)", "pjcc": "CC (pointer jumping)",
           "wcc": "WCC"}
-TRIAL = re.compile(r"Trial Time:\s+([0-9.eE+-]+)")
 
 
 def write_sg(g, path: Path) -> None:
@@ -85,26 +75,17 @@ def _children_cpu() -> float:
 def gapbs_run(binary: Path, sg: Path, algo: str, root: int, timeout: float, trials: int = 1) -> dict:
     """{"wall": the last trial's `Trial Time`, "cpu": (CPU time of a run with `trials` + 1 trials - CPU
     time of a run with 1) / trials: one trial's CPU time, loading the graph cancelled out}."""
-    c0 = _children_cpu()
-    wall = _gapbs_once(binary, sg, algo, root, timeout, 1)
-    c1 = _children_cpu()
-    _gapbs_once(binary, sg, algo, root, timeout, trials + 1)
-    c2 = _children_cpu()
-    return {"wall": wall, "cpu": max((c2 - c1) - (c1 - c0), 0.0) / trials}
-
-
-def _gapbs_once(binary: Path, sg: Path, algo: str, root: int, timeout: float, trials: int) -> float:
-    cmd = [str(binary), "-f", str(sg), "-n", str(trials)]
+    cmd = [str(binary), "-f", str(sg)]
     if algo == "bfs":
         cmd += ["-r", str(root)]
     if algo == "pagerank":
         cmd += ["-i", str(ITERS), "-t", "1e-30"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, check=True).stdout
-    times = TRIAL.findall(out)
-    if not times:
-        raise RuntimeError(f"no 'Trial Time' in the output of {' '.join(cmd)}")
-    return float(times[0])
+    c0 = _children_cpu()
+    wall, _ = harness.gapbs([*cmd, "-n", "1"], timeout)
+    c1 = _children_cpu()
+    harness.gapbs([*cmd, "-n", str(trials + 1)], timeout)
+    c2 = _children_cpu()
+    return {"wall": wall, "cpu": max((c2 - c1) - (c1 - c0), 0.0) / trials}
 
 
 def program_args(algo: str, g, root: int) -> dict:
@@ -134,82 +115,54 @@ def api_run(prog, g, args: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = harness.parser(__doc__, quick="kron:14, 2 repeats", repeat=5, seed=1)
     ap.add_argument("--graph", default="kron:20")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--algos", default="bfs,pagerank,cc")
-    ap.add_argument("--gapbs", action="append", default=None,
-                    help="a directory with GAPBS binaries (repeatable; default /work/gapbs when it exists)")
+    harness.add_gapbs(ap)
     ap.add_argument("--timeout", type=float, default=600.0)
-    ap.add_argument("--quick", action="store_true", help="kron:14, 2 repeats: a smoke test")
-    ap.add_argument("--out", default=str(BENCH / "results"))
     a = ap.parse_args(argv)
     if a.quick:
         a.graph, a.repeat = "kron:14", 2
     algos = [x for x in a.algos.split(",") if x]
-    dirs = [Path(d) for d in (a.gapbs or ["/work/gapbs"])]
 
-    t0 = time.perf_counter()
-    g = g2pl.load_graph(a.graph, seed=a.seed)
-    load_s = time.perf_counter() - t0
+    load_s, g = harness.timed(g2pl.load_graph, a.graph, seed=a.seed)
     root = pick_root(g, a.seed)
     progs, compile_s = {}, {}
     for algo in algos:
-        ts = []
-        for _ in range(3):
-            t = time.perf_counter()
-            progs[algo] = g2pl.compile_file(ROOT / "programs" / f"{PROGRAMS[algo]}.g2pl")
-            ts.append(time.perf_counter() - t)
-        compile_s[algo] = statistics.median(ts)
-    bins = {algo: [(b, d / b) for b in GAPBS[algo] for d in dirs if (d / b).exists()][:2] for algo in algos}
-    for algo in algos:  # the first found per name
-        seen, keep = set(), []
-        for b, p in bins[algo]:
-            if b not in seen:
-                seen.add(b)
-                keep.append((b, p))
-        bins[algo] = keep
+        path = ROOT / "programs" / f"{PROGRAMS[algo]}.g2pl"
+        ts = [harness.timed(g2pl.compile_file, path) for _ in range(3)]
+        progs[algo], compile_s[algo] = ts[-1][1], harness.median(t for t, _ in ts)
+    bins = {algo: [(b, a.gapbs / b) for b in GAPBS[algo] if a.gapbs and (a.gapbs / b).exists()] for algo in algos}
     print(f"{a.graph}: n={g.n:,} m={g.m:,}, loaded in {load_s:.1f} s; root {int(g.ids[root])}", file=sys.stderr)
 
-    api: dict = {algo: [] for algo in algos}
-    gap: dict = {(algo, b): [] for algo in algos for b, _p in bins[algo]}
+    jobs = {}
+    for algo in algos:
+        jobs[("api", algo)] = lambda algo=algo: api_run(progs[algo], g, program_args(algo, g, root))
     with tempfile.TemporaryDirectory() as tmp:
         sg = Path(tmp) / "g.sg"
         if any(bins.values()):
             write_sg(g, sg)
-        jobs = [("api", algo, None) for algo in algos] + [("gapbs", algo, (b, p)) for algo in algos
-                                                          for b, p in bins[algo]]
+        for algo in algos:
+            for b, p in bins[algo]:
+                jobs[(algo, b)] = lambda algo=algo, p=p: gapbs_run(p, sg, algo, root, a.timeout, TRIALS)
         for algo in algos:  # warm-up: the first run builds the graph part and caches
             progs[algo].run(g, program_args(algo, g, root))
-        for r in range(a.repeat):
-            k = r % len(jobs)
-            for kind, algo, b in jobs[k:] + jobs[:k]:
-                if kind == "api":
-                    api[algo].append(api_run(progs[algo], g, program_args(algo, g, root)))
-                else:
-                    gap[(algo, b[0])].append(gapbs_run(b[1], sg, algo, root, a.timeout, TRIALS))
-            print(f"repeat {r + 1}/{a.repeat} done", file=sys.stderr)
-
-    def med(rows: list[dict], key: str) -> float:
-        return statistics.median(x[key] for x in rows)
+        runs = harness.interleave(jobs, a.repeat)
 
     result = {"graph": a.graph, "n": int(g.n), "m": int(g.m), "root": int(g.ids[root]), "load_s": load_s,
-              "repeat": a.repeat, "machine": machine(), "commit": git_commit(), "rows": []}
+              "repeat": a.repeat, "machine": harness.machine(), "commit": harness.git_commit(),
+              "command": harness.command(__file__, argv), "rows": []}
     for algo in algos:
+        api, gap = runs[("api", algo)], {b: runs[(algo, b)] for b, _p in bins[algo]}
         row = {"algo": algo, "program": f"programs/{PROGRAMS[algo]}.g2pl", "compile_s": compile_s[algo],
-               "supersteps": api[algo][0]["supersteps"],
-               **{k: med(api[algo], k) for k in ("wall", "cpu", "time_s", "setup", "rest", "array", "json")},
-               "gapbs": {b: med(gap[(algo, b)], "wall") for b, _p in bins[algo]},
-               "gapbs_cpu": {b: med(gap[(algo, b)], "cpu") for b, _p in bins[algo]},
-               "runs": api[algo], "gapbs_runs": {b: gap[(algo, b)] for b, _p in bins[algo]}}
+               "supersteps": api[0]["supersteps"],
+               **{k: harness.median(api, k) for k in ("wall", "cpu", "time_s", "setup", "rest", "array", "json")},
+               "gapbs": {b: harness.median(x, "wall") for b, x in gap.items()},
+               "gapbs_cpu": {b: harness.median(x, "cpu") for b, x in gap.items()},
+               "runs": api, "gapbs_runs": gap}
         result["rows"].append(row)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = "api_kernels_quick" if a.quick else "api_kernels"
-    (out / f"{stem}.json").write_text(json.dumps(result, indent=1))
     md = report(result)
-    (out / f"{stem}.md").write_text(md)
+    harness.write_report(a.out, harness.stem("api_kernels", a.quick), md, result)
     print(md)
     return 0
 
@@ -218,8 +171,8 @@ def report(res: dict) -> str:
     m = res["machine"]
     L = [f"# Kernels through the Python API vs GAPBS (one thread): {res['graph']}", "",
          f"n = {res['n']:,}, m = {res['m']:,}, BFS root {res['root']}; `load_graph` {res['load_s']:.1f} s. "
-         f"Medians of {res['repeat']} interleaved repeats. Machine: {m['cpu']}, {m['nproc']} cores, "
-         f"{m['memory']} (shared with other work); commit {res['commit']}.", "",
+         f"Medians of {res['repeat']} interleaved repeats. Machine: {harness.describe(m)}; "
+         f"commit {res['commit']}.", "",
          "Wall-clock times (s):", "",
          "| kernel | supersteps | `prog.run` wall | run `time_s` | setup | rest | `array()` | `output()` JSON "
          "| GAPBS | wall / GAPBS |",

@@ -10,22 +10,21 @@ two processes for one run at a time, alternating which side goes first, so both
 see the same machine load.  Reported per (graph, algorithm): the median of the
 runs' `stats["time_s"]` on each side, new/old, whether it is within +-5%, and
 whether the answers are identical (a hash of the JSON output).  Writes
-bench/results/compare_baseline.{json,md}; exit status 1 if an answer differs.
+compare_baseline.{json,md} into compare.py's `--out` (bench/results); exit status 1 if an answer differs.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import platform
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import harness
+
+ROOT = harness.ROOT
 ALGORITHMS = ("bfs", "pagerank", "cc", "sssp", "matching")
 
 # runs inside each side's process (the old checkout has no copy of this file)
@@ -68,10 +67,9 @@ def _ask(p: subprocess.Popen, name: str) -> dict:
     return json.loads(p.stdout.readline())
 
 
-def compare(rev: str, graphs: list[str], repeat: int) -> int:
-    old_commit = _git("rev-parse", rev)
-    new_commit = _git("rev-parse", "HEAD") + (" (with uncommitted changes)" if _git("status", "--porcelain", "--",
-                                                                                   "g2pl", "templates") else "")
+def compare(rev: str, graphs: list[str], repeat: int, out: Path = harness.RESULTS) -> int:
+    old_commit = _git("rev-parse", "--short", rev)
+    new_commit = harness.git_commit("g2pl")
     rows, failed = [], False
     with tempfile.TemporaryDirectory(prefix="g2pl-baseline-") as tmp:
         old = Path(tmp) / "old"
@@ -84,8 +82,7 @@ def compare(rev: str, graphs: list[str], repeat: int) -> int:
                     hashes: dict[tuple[str, str], set[str]] = {}
                     for r in range(repeat):
                         for k, name in enumerate(ALGORITHMS):
-                            order = ("old", "new") if (r + k) % 2 == 0 else ("new", "old")
-                            for side in order:
+                            for side in harness.rotated(("old", "new"), r + k):
                                 got = _ask(sides[side], name)
                                 times.setdefault((name, side), []).append(got["time_s"])
                                 hashes.setdefault((name, side), set()).add(got["hash"])
@@ -94,7 +91,7 @@ def compare(rev: str, graphs: list[str], repeat: int) -> int:
                         p.stdin.close()
                         p.wait()
                 for name in ALGORITHMS:
-                    o, n = statistics.median(times[(name, "old")]), statistics.median(times[(name, "new")])
+                    o, n = harness.median(times[(name, "old")]), harness.median(times[(name, "new")])
                     same = hashes[(name, "old")] == hashes[(name, "new")] and len(hashes[(name, "new")]) == 1
                     failed |= not same
                     rows.append({"graph": graph, "algorithm": name, "old_s": o, "new_s": n, "ratio": n / o,
@@ -105,18 +102,15 @@ def compare(rev: str, graphs: list[str], repeat: int) -> int:
                           f"{'' if same else '  ANSWERS DIFFER'}", flush=True)
         finally:
             _git("worktree", "remove", "--force", str(old))
-    machine = {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()}
-    report = {"machine": machine, "old": old_commit, "new": new_commit, "date": time.strftime("%Y-%m-%d %H:%M UTC",
-              time.gmtime()), "repeat": repeat, "rows": rows}
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "compare_baseline.json").write_text(json.dumps(report, indent=1) + "\n")
-    md = [f"# Compiled programs: {new_commit[:12]} (new) against {old_commit[:12]} (old)", "",
-          f"{machine['platform']}, {machine['cpus']} CPUs, Python {machine['python']}; {report['date']}; "
+    machine = harness.machine()
+    report = {"machine": machine, "old": old_commit, "new": new_commit, "date": harness.now(), "repeat": repeat,
+              "rows": rows}
+    md = [f"# Compiled programs: {new_commit} (new) against {old_commit} (old)", "",
+          f"{harness.describe(machine)}; {report['date']}; "
           f"medians of {repeat} runs per side, interleaved; `stats.time_s` through the Python API.", "",
           "| graph | algorithm | old (s) | new (s) | new/old | within ±5% | same answer |", "|---|---|---|---|---|---|---|"]
     md += [f"| {r['graph']} | {r['algorithm']} | {r['old_s']:.4f} | {r['new_s']:.4f} | {r['ratio']:.3f} | "
            f"{'yes' if r['within_5pct'] else 'no'} | {'yes' if r['same_answer'] else 'NO'} |" for r in rows]
-    (out / "compare_baseline.md").write_text("\n".join(md) + "\n")
-    print(f"wrote {out / 'compare_baseline.md'}")
+    harness.write_report(out, "compare_baseline", "\n".join(md) + "\n", report)
+    print(f"wrote {Path(out) / 'compare_baseline.md'}")
     return 1 if failed else 0

@@ -34,14 +34,9 @@ Output: a table on stdout and bench/results/compare.{json,md,png}
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
-import math
 import os
-import platform
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,15 +45,12 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # before graphblas / networkit load OpenMP
 
+import handwritten as H  # noqa: E402
+import harness  # noqa: E402
+import libraries as LIB  # noqa: E402
 import numpy as np  # noqa: E402
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-sys.path.insert(0, str(BENCH))
-
-import handwritten as H  # noqa: E402
-import libraries as LIB  # noqa: E402
-
+BENCH, ROOT = harness.BENCH, harness.ROOT
 GRAPHS = "kron:16,kron:18,kron:20,ws:1000000:20:0.5"
 QUICK_GRAPHS = "kron:12,ws:20000:10:0.3"
 ALGOS = ("bfs", "pagerank", "cc", "sssp", "matching")
@@ -66,61 +58,12 @@ TITLES = {"bfs": "BFS", "pagerank": "PageRank (20 it.)", "cc": "CC", "sssp": "SS
 ITERS, DAMPING = 20, 0.85
 HAND = "hand-written"
 NX = "networkx"
+#: the modules whose versions a report lists
+VERSIONS = ("numpy", "scipy", "graphblas", "igraph", "networkit", "networkx", "mpi4py")
 
 
 def compiled_name(np_: int) -> str:
     return f"g2pl np={np_}"
-
-
-# --------------------------------------------------------------------------- environment
-
-
-def machine() -> dict:
-    model = ""
-    mem = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal"):
-                mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
-                break
-    except OSError:
-        pass
-    nproc = os.cpu_count()
-    try:
-        nproc = int(subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip())
-    except (OSError, ValueError):
-        pass
-    versions = {"python": platform.python_version()}
-    for mod in ("numpy", "scipy", "graphblas", "igraph", "networkit", "networkx", "mpi4py"):
-        try:
-            versions[mod] = __import__(mod).__version__
-        except Exception:  # noqa: BLE001 - not installed / broken: just not listed
-            pass
-    return {"nproc": nproc, "cpu": model or platform.processor(), "memory": mem, "platform": platform.platform(),
-            "versions": versions}
-
-
-def git_commit() -> str:
-    try:
-        c = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                           text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return c + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def g2pl_cmd() -> list[str]:
-    here = Path(sys.executable).parent / "g2pl"
-    if here.exists():
-        return [str(here)]
-    found = shutil.which("g2pl")
-    return [found] if found else [sys.executable, "-m", "g2pl.cli"]
 
 
 # --------------------------------------------------------------------------- runners
@@ -143,8 +86,8 @@ def cli_run(algo: str, spec: str, seed: int, g, root: int, np_: int, want_output
     with tempfile.TemporaryDirectory() as d:
         stats = Path(d) / "stats.json"
         out = Path(d) / "out.json"
-        cmd = g2pl_cmd() + ["run", str(ROOT / H.PROGRAMS[algo]), "--graph", spec, "--seed", str(seed),
-                            "--np", str(np_), "--stats", str(stats), "--quiet"]
+        cmd = harness.g2pl_command() + ["run", str(ROOT / H.PROGRAMS[algo]), "--graph", spec, "--seed",
+                                        str(seed), "--np", str(np_), "--stats", str(stats), "--quiet"]
         for k, v in H.program_args(algo, g, root, ITERS, DAMPING).items():
             cmd += ["--arg", f"{k}={v}"]
         if want_output:
@@ -160,12 +103,6 @@ def cli_run(algo: str, spec: str, seed: int, g, root: int, np_: int, want_output
             o = json.loads(out.read_text())
             res = g2pl.Result(o["entry"], o["values"], s)
         return float(s["time_s"]), res, s
-
-
-def timed(fn, *args) -> tuple[float, object]:
-    t0 = time.perf_counter()
-    out = fn(*args)
-    return time.perf_counter() - t0, out
 
 
 # --------------------------------------------------------------------------- one graph
@@ -189,7 +126,7 @@ def bench_graph(spec: str, a, progs: dict, libs: dict, log) -> dict:
     built = {}
     for name, cls in libs.items():
         try:
-            dt, obj = timed(cls, g)
+            dt, obj = harness.timed(cls, g)
             built[name] = obj
             out["prepare_s"][name] = dt
             log(f"   {name}: graph built in {dt:.2f} s")
@@ -220,12 +157,12 @@ def bench_graph(spec: str, a, progs: dict, libs: dict, log) -> dict:
             ans = H.compiled_answer(res, g) if (first and res is not None) else None
             return t, ans, st
         if impl == HAND:
-            t, ans = timed(H.run_handwritten, algo, g, root, ITERS, DAMPING)
+            t, ans = harness.timed(H.run_handwritten, algo, g, root, ITERS, DAMPING)
             return t, ans, None
         name, _, th = impl.partition(" ")
         lib = built[name]
         lib.set_threads(int(th[:-1]) if th else 1)
-        t, raw = timed(LIB.call, lib, algo, root, ITERS, DAMPING)
+        t, raw = harness.timed(LIB.call, lib, algo, root, ITERS, DAMPING)
         return t, (lib.answer(algo, raw) if first else None), None
 
     def check(impl: str, algo: str, ans: np.ndarray) -> None:
@@ -248,8 +185,7 @@ def bench_graph(spec: str, a, progs: dict, libs: dict, log) -> dict:
     for r in range(a.repeat):
         for algo in a.algos:
             group = [i for i in impls if i[1] == algo]
-            k = r % len(group)
-            order = group[k:] + group[:k]
+            order = harness.rotated(group, r)
             # The compiled np=1 run gives the reference answer: on the first repeat run it first.
             if r == 0:
                 order.sort(key=lambda x: x[0] != compiled_name(1))
@@ -295,7 +231,7 @@ def bench_graph(spec: str, a, progs: dict, libs: dict, log) -> dict:
             log(f"   networkx: skipped ({g.m} edges > {a.nx_max_edges})")
         else:
             run_networkx(spec, a, g, root, refs, out, log)
-    out["median"] = {algo: {i: statistics.median(v) for i, v in d.items()} for algo, d in times.items()}
+    out["median"] = {algo: harness.medians(d) for algo, d in times.items()}
     out["loadavg_end"] = os.getloadavg()[0]
     return out
 
@@ -343,35 +279,25 @@ def matching_end_to_end(spec: str, a, log) -> dict:
     for _ in range(a.matching_runs):
         with tempfile.TemporaryDirectory() as d:
             stats = Path(d) / "stats.json"
-            cmd = g2pl_cmd() + ["run", str(ROOT / "programs" / "matching.g2pl"), "--graph", spec, "--seed",
-                                str(a.seed), "--stats", str(stats), "--quiet"]
-            t0 = time.perf_counter()
-            p = subprocess.Popen(cmd, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            _, status, ru = os.wait4(p.pid, 0)
-            wall = time.perf_counter() - t0
-            p.returncode = os.waitstatus_to_exitcode(status)
-            err = p.stderr.read().decode() if p.stderr else ""
-            if p.returncode != 0:
-                log(f"   matching end to end FAILED: {err.strip()[-300:]}")
-                return {"graph": spec, "error": err.strip()[-300:], "cmd": " ".join(cmd)}
+            cmd = harness.g2pl_command() + ["run", str(ROOT / "programs" / "matching.g2pl"), "--graph", spec,
+                                            "--seed", str(a.seed), "--stats", str(stats), "--quiet"]
+            r = harness.run_child(cmd)
+            if r["rc"] != 0:
+                log(f"   matching end to end FAILED: {r['out'].strip()[-300:]}")
+                return {"graph": spec, "error": r["out"].strip()[-300:], "cmd": r["cmd"]}
             s = json.loads(stats.read_text())
-            runs.append({"time_s": s["time_s"], "load_time_s": s.get("load_time_s"), "wall_s": wall,
-                         "loadavg": os.getloadavg()[0],
-                         "max_rss_mib": ru.ru_maxrss / 1024, "supersteps": s["supersteps"]})
-            log(f"   matching {spec}: time_s {s['time_s']:.2f} s, process wall {wall:.2f} s, "
-                f"peak RSS {ru.ru_maxrss / 1024:.0f} MiB")
+            rss = r["peak_rss"] / 2**20
+            runs.append({"time_s": s["time_s"], "load_time_s": s.get("load_time_s"), "wall_s": r["wall_s"],
+                         "loadavg": os.getloadavg()[0], "max_rss_mib": rss, "supersteps": s["supersteps"]})
+            log(f"   matching {spec}: time_s {s['time_s']:.2f} s, process wall {r['wall_s']:.2f} s, "
+                f"peak RSS {rss:.0f} MiB")
     shown = f"g2pl run programs/matching.g2pl --graph {spec} --seed {a.seed} --stats STATS.json --quiet"
     return {"graph": spec, "cmd": shown, "runs": runs,
-            "time_s": statistics.median(r["time_s"] for r in runs),
-            "wall_s": statistics.median(r["wall_s"] for r in runs),
+            "time_s": harness.median(runs, "time_s"), "wall_s": harness.median(runs, "wall_s"),
             "max_rss_mib": max(r["max_rss_mib"] for r in runs)}
 
 
 # --------------------------------------------------------------------------- ratios, targets, report
-
-
-def geomean(xs: list[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def ratios(res: dict, nps: list[int]) -> dict:
@@ -394,7 +320,7 @@ def ratios(res: dict, nps: list[int]) -> dict:
                 if c2 in m and "graphblas 2t" in m:
                     d[algo] = m[c2] / m["graphblas 2t"]
             if d:
-                d["geomean"] = geomean([v for k, v in d.items()])
+                d["geomean"] = harness.geomean(list(d.values()))
             out["compiled_np2_over_graphblas_2t"][spec] = d
         for key, c in (("networkx_over_compiled", c1), ("networkx_over_compiled_np2", c2)):
             d = {algo: m[NX] / m[c] for algo, m in med.items() if c and NX in m and c in m}
@@ -450,8 +376,7 @@ def report(res: dict) -> str:
     L = []
     L.append(f"# CPU comparison: compiled G2PL vs hand-written NumPy/SciPy vs libraries{' (quick)' if a['quick'] else ''}")
     L.append("")
-    L.append(f"Machine: {mc['nproc']} cores (nproc), {mc['cpu']}, {mc['memory']}; {mc['platform']}.  ")
-    L.append("Versions: " + ", ".join(f"{k} {v}" for k, v in mc["versions"].items()) + ".  ")
+    L.append(f"Machine: {harness.describe(mc)}.  ")
     commit = res["commit"] + (f" (at the end: {res['commit_end']})" if res.get("commit_end", res["commit"]) != res["commit"] else "")
     L.append(f"g2pl commit {commit}, {res['date']}; seed {a['seed']}, median of {a['repeat']} interleaved runs "
              f"(NetworkX: one run).  ")
@@ -640,30 +565,27 @@ def plot(res: dict, path: Path) -> None:
 # --------------------------------------------------------------------------- main
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    ap = harness.parser(__doc__, quick=f"{QUICK_GRAPHS}, 2 repeats", seed=1)
     ap.add_argument("--graphs", default=None, help=f"comma-separated graph specs (default {GRAPHS})")
     ap.add_argument("--repeat", type=int, default=None, help="interleaved runs per implementation (default 5; 2 with --quick)")
-    ap.add_argument("--quick", action="store_true", help=f"smoke test: {QUICK_GRAPHS}, 2 repeats")
     ap.add_argument("--np", default="1,2", help="rank counts for the compiled programs (1: Python API; >1: CLI)")
     ap.add_argument("--algos", default=",".join(ALGOS))
     ap.add_argument("--libs", default="scipy,graphblas,igraph,networkit,networkx")
-    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--nx-max-edges", type=int, default=5_000_000, help="run NetworkX only on graphs this small")
     ap.add_argument("--nx-timeout", type=float, default=1800.0, help="seconds for all NetworkX runs on one graph")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per `g2pl run --np N` run")
     ap.add_argument("--matching-graph", default=None, help="graph for the end-to-end matching run ('' to skip; "
                     "default ws:1000000:20:0.5, ws:20000:20:0.5 with --quick)")
     ap.add_argument("--matching-runs", type=int, default=3)
-    ap.add_argument("--out", default=str(BENCH / "results"))
     ap.add_argument("--baseline", metavar="REV", default=None,
                     help="instead: the compiled programs of this checkout against those of git revision REV, "
                          "interleaved (bench/baseline.py; default graphs kron:18,kron:20, 7 repeats)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.baseline is not None:
         import baseline
 
-        return baseline.compare(a.baseline, (a.graphs or "kron:18,kron:20").split(","), a.repeat or 7)
+        return baseline.compare(a.baseline, (a.graphs or "kron:18,kron:20").split(","), a.repeat or 7, a.out)
     a.graphs = (a.graphs or (QUICK_GRAPHS if a.quick else GRAPHS)).split(",")
     a.repeat = a.repeat or (2 if a.quick else 5)
     a.np = sorted({int(x) for x in a.np.split(",")})
@@ -674,12 +596,8 @@ def main() -> int:
     a.libs = [x for x in a.libs.split(",") if x]
     if a.matching_graph is None:
         a.matching_graph = "ws:20000:20:0.5" if a.quick else "ws:1000000:20:0.5"
-    outdir = Path(a.out)
-    outdir.mkdir(parents=True, exist_ok=True)
-    stem = "compare_quick" if a.quick else "compare"
-
-    def log(msg: str) -> None:
-        print(msg, flush=True)
+    stem = harness.stem("compare", a.quick)
+    log = harness.log
 
     import g2pl
 
@@ -694,12 +612,12 @@ def main() -> int:
             a.libs.remove("networkx")
     for k, v in missing.items():
         log(f"library {k} not available: {v}")
-    from g2pl.runtime import alloc
+    from g2pl.graph import alloc
 
     malloc_tuned = alloc.tune()  # process-wide: in effect for the libraries and the hand-written code too
     progs = {algo: g2pl.compile_file(ROOT / H.PROGRAMS[algo]) for algo in a.algos}
-    res = {"command": "python bench/compare.py " + " ".join(sys.argv[1:]), "commit": git_commit(),
-           "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine(),
+    res = {"command": harness.command(__file__, argv), "commit": harness.git_commit(),
+           "date": harness.now(), "machine": harness.machine(VERSIONS),
            "args": {"graphs": a.graphs, "repeat": a.repeat, "np": a.np, "algos": a.algos, "libs": a.libs,
                     "seed": a.seed, "quick": a.quick, "nx_max_edges": a.nx_max_edges},
            "missing_libraries": missing, "malloc_tuned": malloc_tuned, "graphs": []}
@@ -709,8 +627,7 @@ def main() -> int:
     def save() -> None:
         res["ratios"] = ratios(res, a.np)
         res["targets"] = targets(res)
-        (outdir / f"{stem}.json").write_text(json.dumps(res, indent=1, default=float))
-        (outdir / f"{stem}.md").write_text(report(res))
+        harness.write_report(a.out, stem, report(res), res)
 
     for spec in a.graphs:
         res["graphs"].append(bench_graph(spec, a, progs, libs, log))
@@ -719,15 +636,14 @@ def main() -> int:
         log(f"\n== matching end to end on {a.matching_graph} ({a.matching_runs} runs)")
         res["matching_end_to_end"] = matching_end_to_end(a.matching_graph, a, log)
     res["total_s"] = time.perf_counter() - t_all
-    res["commit_end"] = git_commit()  # others may commit while this runs: both ends are recorded
+    res["commit_end"] = harness.git_commit()  # others may commit while this runs: both ends are recorded
     save()
     try:
-        plot(res, outdir / f"{stem}.png")
+        plot(res, a.out / f"{stem}.png")
     except Exception as e:  # noqa: BLE001 - the plot is a convenience
         log(f"plot failed: {type(e).__name__}: {e}")
-    text = (outdir / f"{stem}.md").read_text()
-    print("\n" + text)
-    log(f"wrote {outdir / stem}.json, .md, .png in {res['total_s'] / 60:.1f} min")
+    print("\n" + report(res))
+    log(f"wrote {a.out / stem}.json, .md, .png in {res['total_s'] / 60:.1f} min")
     failed = any(not c["ok"] for gr in res["graphs"] for d in gr["check"].values() for c in d.values())
     return 1 if failed else 0
 

@@ -9,7 +9,7 @@
    graphs (1 rank, in process); every configuration's `--output` values must equal -O0's, and any
    exception but a clean G2PLError is a failure. Programs without rand() are also run by the
    reference interpreter of tests/fuzzgen.py, whose values must equal -O0's. With `--ranks 2`, `g2pl run --np 2` (the `g2pl`
-   of `--g2pl`, default: next to this Python, else /tmp/vm/bin/g2pl) on an edge-list file of one of
+   of `--g2pl`, default: next to this Python, else on PATH) on an edge-list file of one of
    those graphs must give the 1-rank values (every `--mpi-every`-th program; alternately -O2 / -O0,
    undirected / directed).
 2. Robustness (hypothesis, seeded by S): mutated real programs (character and token edits,
@@ -22,17 +22,15 @@
    minimized (delta debugging over lines and sub-expressions, `--minimize-budget` tries) and
    saved to tests/fuzz_regressions/ (at most `--max-per-class` files per kind; `--no-save` to skip).
 
-Output: the summary on stdout, OUT/fuzz.md and OUT/fuzz.json (OUT: `--out`, default bench/results).
+Output: the summary on stdout, OUT/fuzz.md and OUT/fuzz.json (OUT: `--out`, default bench/results;
+fuzz_quick.* with `--quick`).
 Exit status 1 when there was a failure that is not a known open bug.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import multiprocessing as mp
 import os
-import platform
 import random
 import re
 import subprocess
@@ -43,9 +41,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+import harness
+
+REPO = harness.ROOT
 sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO))
 
 import fuzzgen  # noqa: E402
 
@@ -157,16 +156,8 @@ def run_programs(args, log) -> dict[str, Any]:
 # ---------------------------------------------------------------- phase 1b: two ranks
 
 
-def default_g2pl() -> str | None:
-    here = Path(sys.executable).parent / "g2pl"
-    for c in (here, Path("/tmp/vm/bin/g2pl")):
-        if c.exists():
-            return str(c)
-    return None
-
-
 def run_mpi(args, progs: list[dict], log) -> dict[str, Any]:
-    cmd = [args.g2pl]
+    cmd = args.g2pl_cmd
     todo = [r for r in progs if r["compared"] and not r["failures"]][:: args.mpi_every]
     t0 = time.perf_counter()
     out = {"runs": 0, "compared": 0, "failures": [], "seeds": []}
@@ -294,7 +285,7 @@ def run_robust(args, log) -> dict[str, Any]:
 def save_failures(args, progs: dict, mpi: dict | None, robust: dict | None, log) -> list[dict]:
     saved: list[dict] = []
     per_class: dict[str, int] = defaultdict(int)
-    cmd = [args.g2pl] if args.g2pl else None
+    cmd = args.g2pl_cmd
     # programs (1 rank)
     for r in progs["results"]:
         for cls, f in seed_classes(r["failures"]):
@@ -364,14 +355,6 @@ def _tiny():
 # ---------------------------------------------------------------- report
 
 
-def git_commit() -> str:
-    """The commit the run starts from (`+dirty` with uncommitted changes), to say what was fuzzed."""
-    def git(*a: str) -> str:
-        return subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True).stdout.strip()
-
-    return (git("rev-parse", "--short", "HEAD") or "unknown") + ("+dirty" if git("status", "--porcelain", "g2pl") else "")
-
-
 def summarize(args, progs, mpi, robust, saved, total_s) -> tuple[str, dict, bool]:
     res = progs["results"]
     n_gen = sum(r["generated"] for r in res)
@@ -390,9 +373,8 @@ def summarize(args, progs, mpi, robust, saved, total_s) -> tuple[str, dict, bool
     new_failure = any(cls not in known_cls for cls in by_class)
     lines = ["# Compiler fuzzing (bench/fuzz.py)", ""]
     lines.append(f"`python bench/fuzz.py --programs {args.programs} --robust {args.robust} --ranks {args.ranks} "
-                 f"--seed {args.seed}{' --medium' if args.medium else ''}` — {platform.node()}, {os.cpu_count()} CPUs, Python "
-                 f"{platform.python_version()}, {args.jobs} worker(s); g2pl commit {args.commit}; "
-                 f"total {total_s:.0f} s.")
+                 f"--seed {args.seed}{' --medium' if args.medium else ''}` — {harness.describe(args.machine)}, "
+                 f"{args.jobs} worker(s); g2pl commit {args.commit}; total {total_s:.0f} s.")
     lines += ["", f"## Differential (1 rank, {len(fuzzgen.CONFIGS)} configurations x {3 + args.medium} graphs per program)",
               ""]
     lines.append(f"* programs generated: {n_gen}/{len(res)}; compiled under every configuration: {n_comp}; "
@@ -448,37 +430,33 @@ def summarize(args, progs, mpi, robust, saved, total_s) -> tuple[str, dict, bool
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    ap = harness.parser(__doc__, quick="20 programs, 200 robustness cases")
     ap.add_argument("--programs", type=int, default=1000, help="random programs to compare (default 1000)")
     ap.add_argument("--robust", type=int, default=10000, help="robustness cases (default 10000)")
     ap.add_argument("--ranks", type=int, choices=(1, 2), default=1, help="2: also compare `g2pl run --np 2`")
     ap.add_argument("--seed", type=int, default=0, help="first program seed; also seeds hypothesis")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes for phase 1")
     ap.add_argument("--mpi-every", type=int, default=1, help="with --ranks 2: every K-th clean program")
-    ap.add_argument("--g2pl", default=None, help="the g2pl executable for --np 2 (needs mpi4py + mpiexec)")
+    ap.add_argument("--g2pl", default=None, help="the g2pl executable for --np 2 (needs mpi4py + mpiexec; "
+                    "default: next to this Python, else on PATH)")
     ap.add_argument("--no-save", action="store_true", help="do not write tests/fuzz_regressions/ files")
     ap.add_argument("--max-per-class", type=int, default=2, help="regression files per kind of failure")
     ap.add_argument("--minimize-budget", type=int, default=800, help="oracle calls per minimization")
-    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results")
-    ap.add_argument("--quick", action="store_true", help="smoke run: 20 programs, 200 robustness cases")
     ap.add_argument("--medium", action="store_true",
                     help="also run every program on a graph of 200-3000 vertices with hubs")
     args = ap.parse_args(argv)
-    args.commit = git_commit()
+    args.commit, args.machine = harness.git_commit("g2pl"), harness.machine(("numpy", "hypothesis"))
+    args.g2pl_cmd = None
     global MEDIUM
     MEDIUM = args.medium
     if args.quick:
         args.programs, args.robust = min(args.programs, 20), min(args.robust, 200)
     if args.ranks == 2:
-        args.g2pl = args.g2pl or default_g2pl()
-        if not args.g2pl:
-            ap.error("--ranks 2 needs a g2pl with MPI: pass --g2pl PATH")
-        probe = subprocess.run([args.g2pl, "--help"], capture_output=True, text=True)
+        args.g2pl_cmd = [args.g2pl] if args.g2pl else harness.g2pl_command()
+        probe = subprocess.run([*args.g2pl_cmd, "--help"], capture_output=True, text=True, cwd=REPO)
         if probe.returncode != 0:
-            ap.error(f"{args.g2pl} --help failed: {probe.stderr.strip()[:200]}")
-
-    def log(msg: str) -> None:
-        print(msg, flush=True)
+            ap.error(f"{' '.join(args.g2pl_cmd)} --help failed: {probe.stderr.strip()[:200]}")
+    log = harness.log
 
     t0 = time.perf_counter()
     log(f"phase 1: {args.programs} programs from seed {args.seed}, {len(fuzzgen.CONFIGS)} configurations, "
@@ -486,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     progs = run_programs(args, log)
     mpi = None
     if args.ranks == 2:
-        log(f"phase 1b: two ranks with {args.g2pl}")
+        log(f"phase 1b: two ranks with {' '.join(args.g2pl_cmd)}")
         mpi = run_mpi(args, progs["results"], log)
     robust = None
     if args.robust > 0:
@@ -499,9 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     text, data, new_failure = summarize(args, progs, mpi, robust, saved, time.perf_counter() - t0)
     print()
     print(text)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "fuzz.md").write_text(text)
-    (args.out / "fuzz.json").write_text(json.dumps(data, indent=1, default=str))
+    harness.write_report(args.out, harness.stem("fuzz", args.quick), text, data)
     return 1 if new_failure else 0
 
 

@@ -46,16 +46,16 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
+import harness
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import g2pl
+from g2pl.errors import G2PLError, G2PLRuntimeError
+from g2pl.runtime.checkpoint import Checkpointer
+from g2pl.runtime.comm import SingleComm
+from g2pl.runtime.driver import renumbering, scatter_graph
 
-import g2pl  # noqa: E402
-from g2pl.errors import G2PLError, G2PLRuntimeError  # noqa: E402
-from g2pl.runtime.checkpoint import Checkpointer  # noqa: E402
-from g2pl.runtime.comm import SingleComm  # noqa: E402
-from g2pl.runtime.driver import renumbering, scatter_graph  # noqa: E402
+ROOT = harness.ROOT
 
 GRAPH = "er:200:800"
 SEED = 1
@@ -800,7 +800,7 @@ def report(res: dict, mpi: dict | None, command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = harness.parser(__doc__, out=False)
     ap.add_argument("--cases", type=int, default=10000)
     ap.add_argument("--cli-cases", type=int, default=100)
     ap.add_argument("--mpi-cases", type=int, default=0, help="cases resumed by two ranks under mpiexec")
@@ -817,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
         work = a.work or Path(tmp)
         res = fuzz(a.cases, a.seed, work / "one", a.cli_cases)
         mpi = run_mpi(a.mpi_cases, a.seed, work) if a.mpi_cases else None
-    command = "python bench/fuzz_checkpoint.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = harness.command(__file__, argv)
     text = report(res, mpi, command)
     print(text)
     if a.out:

@@ -19,7 +19,7 @@ status 1 error, a signal) is a crash; the case's file is kept under the work dir
 Cases run in worker processes (this file with --worker), so a signal ends one case, not the run;
 the CLI sample runs `g2pl run` in subprocesses (a quarter with --np 2) and requires exit status 0 or
 2, no traceback, and on 0 the same answers as in-process.  The CI-sized version is
-tests/test_security_graph_files.py.
+tests/security/test_security_graph_files.py.
 """
 
 from __future__ import annotations
@@ -38,18 +38,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import harness
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import g2pl
+from g2pl.errors import G2PLError, G2PLRuntimeError
+from g2pl.graph import graph as graph_mod
+from g2pl.graph.binary import load_binary, save_graph
+from g2pl.graph.graph import Graph, build_graph
+from g2pl.graph.loaders import read_edge_rows
 
-import g2pl  # noqa: E402
-from g2pl.errors import G2PLError, G2PLRuntimeError  # noqa: E402
-from g2pl.graph import graph as graph_mod  # noqa: E402
-from g2pl.graph.binary import load_binary, save_graph  # noqa: E402
-from g2pl.graph.graph import Graph, build_graph  # noqa: E402
-from g2pl.graph.loaders import read_edge_rows  # noqa: E402
+ROOT = harness.ROOT
 
 SUM_SRC = "main(){ S = { sum [ id[u] | u <- nvals v ] | v <- V }; return S; }\n"
 ARRAYS = ("ids", "src", "dst", "weight", "in_indptr", "in_nbr", "in_eid", "out_indptr", "out_nbr", "out_eid")
@@ -605,7 +604,7 @@ def report(command: str, seed: int, results: list[dict], cli: list[dict], second
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = harness.parser(__doc__, out=False)
     ap.add_argument("--cases", type=int, default=10_000)
     ap.add_argument("--cli", type=int, default=100, help="cases run again through `g2pl run`")
     ap.add_argument("--seed", type=int, default=0)
@@ -625,7 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     results = run_workers(a.seed, a.cases, a.workers, a.batch, workdir)
     cli = run_cli_sample(a.seed, results, a.cli, workdir) if a.cli else []
-    command = "python bench/fuzz_g2g.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = harness.command(__file__, argv)
     text = report(command, a.seed, results, cli, time.perf_counter() - t0)
     print(text)
     if a.out:

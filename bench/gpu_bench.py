@@ -51,24 +51,18 @@ Without `--dry-run`, a missing CuPy or CUDA device is an exit-2 refusal saying s
 
 from __future__ import annotations
 
-import argparse
 import faulthandler
 import json
 import os
-import platform
-import re
 import signal
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+import harness
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+ROOT = harness.ROOT
 
 ITERS = 20
 DAMPING = 0.85
@@ -123,28 +117,12 @@ def need_g2pl():
     return g2pl
 
 
-def git_commit() -> str:
-    try:
-        r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                           text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return r.stdout.strip() + (" (+ uncommitted changes)" if dirty else "") if r.returncode == 0 else "n/a"
-    except Exception:
-        return "n/a"
-
-
 def machine(cupy) -> dict:
-    info = {"python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform(),
-            "nproc": os.cpu_count(), "commit": git_commit()}
-    try:
-        import scipy
-
-        info["scipy"] = scipy.__version__
-    except ImportError:
-        pass
+    """harness.machine(), the commit, and the GPU: CuPy, the device's name and memory, CUDA's versions."""
+    info = {**harness.machine(), "commit": harness.git_commit()}
     if cupy is not None:
-        info["cupy"] = getattr(cupy, "__version__", "n/a") + (" (stand-in)" if getattr(cupy, "_STANDIN", False) else "")
+        info["versions"]["cupy"] = (getattr(cupy, "__version__", "n/a")
+                                    + (" (stand-in)" if getattr(cupy, "_STANDIN", False) else ""))
         try:
             props = cupy.cuda.runtime.getDeviceProperties(0)
             name = props["name"]
@@ -181,15 +159,10 @@ class Clock:
         return None if not self.budget else max(1.0, self.left())
 
 
-def kron_scale(spec: str) -> int | None:
-    m = re.fullmatch(r"kron:(\d+)(:.*)?", spec.strip())
-    return int(m.group(1)) if m else None
-
-
 def load_estimate(spec: str, cal: dict | None) -> float | None:
     """Seconds to load `spec` (kron:S only) and partition it on the host: per_unit * 2^S * S for the load,
     times (1 + the partitioning's share), both from the calibration."""
-    s = kron_scale(spec)
+    s = harness.kron_scale(spec)
     if s is None or cal is None:
         return None
     return cal["per_unit"] * 2.0**s * s * (1.0 + cal["partition"])
@@ -330,7 +303,7 @@ def timed_runs(run, warmup: bool, repeat: int, clock: Clock, row: dict, counts: 
         times = [row["warmup_s"]]
         row["cold"] = True
         row.setdefault("notes", []).append("time of the warm-up run only (includes compiling kernels)")
-    row.update(time_s=statistics.median(times), times_s=times, wall_s=walls)
+    row.update(time_s=harness.median(times), times_s=times, wall_s=walls)
     return results
 
 
@@ -400,7 +373,7 @@ def run_handwritten(HC, g, algo: str, root: int, repeat: int, xp_name: str, cupy
     host, syncs = results[-1]
     timed = device_s[-len(row["times_s"]):] if device_s and not row.get("cold") else device_s[:1]
     # syncs: the control reads, and the answer's copy (the backend's stats count its collect as one too)
-    row.update({"device_s": statistics.median(timed) if timed else None, "syncs": syncs + 1, "h2d_bytes": 0,
+    row.update({"device_s": harness.median(timed) if timed else None, "syncs": syncs + 1, "h2d_bytes": 0,
                 "d2h_bytes": int(host.nbytes), "pool_high_water_bytes": pool.high_water(),
                 "pool_total_bytes": pool.total()})
     return row, host
@@ -595,10 +568,8 @@ def rate_unit(algo: str) -> str:
 def report(res: dict) -> str:
     m = res["machine"]
     L = ["# GPU benchmark: compiled G2PL (CuPy backend) against hand-written CuPy and the NumPy backend", ""]
-    L.append(f"Machine: GPU {m.get('gpu', 'n/a')}, {m.get('nproc')} CPU cores; {m.get('platform')}.  ")
-    L.append(f"Versions: python {m.get('python')}, numpy {m.get('numpy')}, scipy {m.get('scipy', 'n/a')}, "
-             f"cupy {m.get('cupy', 'n/a')}, CUDA runtime {m.get('cuda_runtime', 'n/a')}, "
-             f"driver {m.get('cuda_driver', 'n/a')}.  ")
+    L.append(f"Machine: GPU {m.get('gpu', 'n/a')}; {harness.describe(m)}; CUDA runtime "
+             f"{m.get('cuda_runtime', 'n/a')}, driver {m.get('cuda_driver', 'n/a')}.  ")
     L.append(f"g2pl commit {m.get('commit')}; seed {res['seed']}.  ")
     for run in res["runs"]:
         tot = f", {run['total_s']:.0f} s" if run.get("total_s") is not None else ", not finished"
@@ -717,7 +688,7 @@ def failures(res: dict) -> list[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__, out=False, seed=1)
     ap.add_argument("--graphs", default=None, help="comma-separated graph specs, in order (default kron:24; "
                     "kron:10 with --dry-run or --standin)")
     ap.add_argument("--algos", default="bfs,pagerank,cc,sssp")
@@ -727,7 +698,6 @@ def main() -> int:
                     "--repeat; 1 skips its warm-up)")
     ap.add_argument("--no-numpy", action="store_true", help="no NumPy backend: the CuPy answers check each other "
                     "(for graphs where the NumPy backend takes minutes)")
-    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu_bench"))
     ap.add_argument("--append", action="store_true", help="add to the gpu_bench.json/.md already in --out")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: tiny graph, numpy backend only")
@@ -791,9 +761,7 @@ def bench(a) -> int:
     g2pl = need_g2pl()
     out_dir = Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-
-    def log(msg: str) -> None:
-        print(msg, flush=True)
+    log = harness.log
 
     run = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "started":
            time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "label": a.label, "time_budget": a.time_budget,
@@ -815,20 +783,17 @@ def bench(a) -> int:
 
     def save() -> None:
         res["failures"] = failures(res)
-        for name, text in (("gpu_bench.json", json.dumps(res, indent=1, default=str)), ("gpu_bench.md", report(res))):
-            tmp = out_dir / (name + ".tmp")
-            tmp.write_text(text)
-            tmp.replace(out_dir / name)  # never a half-written file, even when killed
+        harness.write_report(out_dir, "gpu_bench", report(res), res)  # never a half-written file, even when killed
 
     save()
     progs = {x: g2pl.compile_file(PROGRAMS[x]) for x in a.algos}
     cal = None
-    if a.time_budget and any((kron_scale(s) or 0) > CALIBRATION + 1 for s in [*a.graphs, a.fallback or ""]):
+    if a.time_budget and any((harness.kron_scale(s) or 0) > CALIBRATION + 1 for s in [*a.graphs, a.fallback or ""]):
         cal = calibrate(a.seed)
         res["runs"][-1]["calibration"] = cal
         log(f"load-time estimate: kron:{CALIBRATION} loaded in {cal['load_s']:.2f} s, partitioned in "
             f"{cal['partition'] * cal['load_s']:.2f} s; " + ", ".join(
-                f"{s} ~{load_estimate(s, cal):.0f} s" for s in [*a.graphs, a.fallback or ""] if kron_scale(s)))
+                f"{s} ~{load_estimate(s, cal):.0f} s" for s in [*a.graphs, a.fallback or ""] if harness.kron_scale(s)))
     fallback = a.fallback
     for spec in a.graphs:
         gb = GraphBench(spec, a, res, save)

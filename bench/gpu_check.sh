@@ -226,7 +226,7 @@ fi
 step env "$ENVF" 30 environment
 
 # ----------------------------------------------------------------- bench (background) + GPU tests
-TESTS=(tests/test_cupy_backend.py tests/test_handwritten_cupy.py)
+TESTS=(tests/runtime/test_cupy_backend.py tests/project/test_handwritten_cupy.py)
 DONE=$TMPD/tests.done
 T=$(limit_for "$G2PL_BENCH_TIMEOUT")
 STEP_QUIET=1 step bench "$OUTDIR/bench.log" "$T" "${PYDEV[@]}" bench/gpu_bench.py --out "$OUTDIR" --label bench \

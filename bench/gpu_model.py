@@ -34,22 +34,18 @@ for arrays larger than L2, perfect overlap inside a kernel), plus fixed costs pe
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import harness
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from g2pl.graph.generators import KRON_A, KRON_B, KRON_DEFAULT_EDGEFACTOR  # noqa: E402
-from g2pl.graph.graph import index_dtype  # noqa: E402
-from g2pl.runtime.neighbourhood import Neighbourhood  # noqa: E402
-from g2pl.runtime.raw_kernels import CHUNK  # noqa: E402
+from g2pl.graph.generators import KRON_A, KRON_B, KRON_DEFAULT_EDGEFACTOR
+from g2pl.graph.graph import index_dtype
+from g2pl.runtime.neighbourhood import Neighbourhood
+from g2pl.runtime.raw_kernels import CHUNK
 
 ITERS = 20
 SEED = 1
@@ -857,7 +853,7 @@ def run(scale_from: int, target: int, dev: Device, compare: list[int] | None = N
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__, out=False)
     ap.add_argument("--scale-from", type=int, default=20, help="simulated Kronecker scale (default 20)")
     ap.add_argument("--target", type=int, default=24, help="predicted Kronecker scale (default 24)")
     ap.add_argument("--compare", type=int, action="append", default=[],
@@ -874,7 +870,7 @@ def main(argv: list[str] | None = None) -> int:
     dev = Device(bandwidth=a.bandwidth, l2_bandwidth=a.l2_bandwidth, l2_bytes=a.l2_bytes,
                  launch_s=a.launch_us * 1e-6, sync_s=a.sync_us * 1e-6, step_s=a.step_us * 1e-6, pcie=a.pcie)
     sims, preds, local = run(a.scale_from, a.target, dev, a.compare, log=lambda s: print(s, file=sys.stderr))
-    cmd = "python bench/gpu_model.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    cmd = harness.command(__file__, argv)
     text = report(cmd, a.target, dev, sims, preds, local)
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)

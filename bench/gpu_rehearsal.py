@@ -18,7 +18,6 @@ would run them); with G2PL_REHEARSAL_COUNTS=FILE it appends the process's counts
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import importlib.util
 import json
@@ -31,7 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import harness
+
+ROOT = harness.ROOT
 STANDIN = ROOT / "tests" / "strict_cupy"
 SCRIPT = ROOT / "bench" / "gpu_check.sh"
 FILES = ("summary.txt", "env.txt", "tests.log", "bench.log", "gpu_bench.md", "gpu_bench.json", "np2.log",
@@ -171,11 +172,6 @@ def script_defaults() -> dict[str, str]:
     return dict(re.findall(r'^: "\$\{(G2PL_\w+):=([^}]*)\}"', SCRIPT.read_text(), flags=re.M))
 
 
-def kron_scale(spec: str) -> int | None:
-    m = re.fullmatch(r"kron:(\d+)(:.*)?", spec.strip())
-    return int(m.group(1)) if m else None
-
-
 def kron_edges(s: int) -> float:
     """Edges of kron:S: Graph500's edge factor 16, about 5% duplicates dropped."""
     return 2.0**s * 16 * 0.95
@@ -184,8 +180,6 @@ def kron_edges(s: int) -> float:
 def calibrate(scale: int = 16) -> dict:
     """This CPU at kron:SCALE: the load time (seconds per 2^S * S, as gpu_bench.py estimates loads), the host
     partitioning for one rank over the load time, and each program's NumPy-backend time."""
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / "bench"))
     import handwritten as H
 
     import g2pl
@@ -240,7 +234,7 @@ class Model:
 
     def load(self, spec: str, partition: bool = False) -> float:
         """Seconds to load kron:S here (and, with `partition`, to partition it for one rank)."""
-        s = kron_scale(spec)
+        s = harness.kron_scale(spec)
         t = self.cal["per_unit"] * 2.0**s * s if s is not None else 0.0
         return t * (1.0 + self.cal["partition"]) if partition else t
 
@@ -259,7 +253,7 @@ class Model:
         """One row at `scale` times the rehearsal graph's edges: cold compile share + upload + runs (the
         graph is partitioned on the host before the rows: gpu_bench.py does it while the tests run)."""
         if r["impl"] == "compiled numpy":  # a CPU job on the GPU machine too: this CPU's kron:16 time, scaled
-            s = kron_scale(spec)
+            s = harness.kron_scale(spec)
             edges = kron_edges(s) if s is not None else self.cal["m"]
             return self.cal["numpy_s"].get(r["algo"], 0.0) * edges / self.cal["m"]  # run once (--numpy-repeat 1)
         cnt = (r.get("standin_counts") or {}).get("run") or {}
@@ -282,7 +276,7 @@ class Model:
         total, loads = START_S, 0.0
         notes = [f"{label}: cold compile {cold:.0f} s ({sites} new allocating lines, {mods} raw modules)"]
         for spec in targets:
-            s = kron_scale(spec)
+            s = harness.kron_scale(spec)
             scale = kron_edges(s) / max(1, src["m"]) if s is not None else 1.0
             ld = self.load(spec, partition=True)
             loads += ld
@@ -403,7 +397,7 @@ def rehearse(a) -> int:
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "exec":
         return exec_main(sys.argv[2:])
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__, out=False)
     ap.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "g2pl-gpu-rehearsal"))
     ap.add_argument("--graph", default="kron:10", help="the bench step's graph (real: kron:24)")
     ap.add_argument("--ref-graph", default="kron:8", help="the refs step's graph (real: kron:16,kron:18)")

@@ -14,7 +14,7 @@ process, several under `mpiexec -n N` (this script with `--worker`), graph loade
 backend runs only where CuPy finds a CUDA device, and is skipped with a note otherwise.
 
     python bench/graph500.py --scale 16 --np 1 2            # -> bench/results/graph500_kron16.{md,json}
-    python bench/graph500.py --scale 10 --roots 8 --quick   # smoke test
+    python bench/graph500.py --quick                        # smoke test: kron:10, 8 roots
 """
 
 from __future__ import annotations
@@ -22,21 +22,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import harness
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import g2pl
+from g2pl.runtime.launch import find_mpiexec
 
-import g2pl  # noqa: E402
-from g2pl.runtime.launch import find_mpiexec  # noqa: E402
+REPO = harness.ROOT
 
 PROGRAM = REPO / "programs" / "bfs_parent.g2pl"
 
@@ -146,11 +144,11 @@ def worker(cfg: dict) -> dict | None:
     return {
         "backend": cfg["backend"], "np": cfg["np"], "scale": cfg["scale"], "seed": cfg["seed"],
         "n": int(g.n), "m": int(g.m), "construction_s": construction,
-        "setup_s_median": statistics.median(x["setup_s"] for x in runs if x["setup_s"] is not None),
+        "setup_s_median": harness.median(x["setup_s"] for x in runs if x["setup_s"] is not None),
         "roots": len(runs), "valid": sum(x["valid"] for x in runs),
         "teps_harmonic_mean": hmean, "giant_roots": len(giant), "teps_harmonic_mean_giant": hgiant, "teps_min": q[0], "teps_q1": q[1], "teps_median": q[2], "teps_q3": q[3],
-        "teps_max": q[4], "time_s_median": statistics.median(x["time_s"] for x in runs),
-        "supersteps_median": statistics.median(x["supersteps"] for x in runs), "runs": runs,
+        "teps_max": q[4], "time_s_median": harness.median(runs, "time_s"),
+        "supersteps_median": harness.median(runs, "supersteps"), "runs": runs,
     }
 
 
@@ -185,9 +183,8 @@ def have_cupy() -> str | None:
 
 def report(results: list[dict], args, commit: str) -> str:
     lines = [f"# Graph500 BFS (kernel 2) on kron:{args.scale} with programs/bfs_parent.g2pl", "",
-             f"Machine: {platform.node()} ({os.cpu_count()} CPUs, {platform.machine()}), Python "
-             f"{platform.python_version()}, NumPy {np.__version__}; commit {commit}; seed {args.seed}.",
-             f"Command: `python bench/graph500.py {' '.join(sys.argv[1:])}`", "",
+             f"Machine: {harness.describe(harness.machine())}; commit {commit}; seed {args.seed}.  ",
+             f"Command: `{harness.command(__file__)}`", "",
              "TEPS: undirected edges of the root's component per second of BFS time (`time_s`: the run, "
              "not the graph's distribution to the ranks, which `setup` is). Graph500 samples the roots among "
              "all vertices with an edge, so a root in a small component (a few edges, still several "
@@ -213,25 +210,24 @@ def report(results: list[dict], args, commit: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    ap = harness.parser(__doc__, quick="kron:10, 8 roots", seed=1)
     ap.add_argument("--scale", type=int, default=16)
     ap.add_argument("--roots", type=int, default=64)
     ap.add_argument("--np", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--backends", nargs="+", default=["numpy", "cupy"])
-    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per configuration")
-    ap.add_argument("--out", type=Path, default=None, help="output stem (default bench/results/graph500_kronSCALE)")
     ap.add_argument("--worker", type=Path, default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.worker is not None:  # a rank of an MPI job
         cfg = json.loads(args.worker.read_text())
         rec = worker(cfg)
         if rec is not None:
             Path(cfg["out"]).write_text(json.dumps(rec))
         return 0
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or "unknown"
+    if args.quick:
+        args.scale, args.roots = 10, 8
+    commit = harness.git_commit()
     results = []
     for backend in args.backends:
         why = have_cupy() if backend == "cupy" else None
@@ -241,12 +237,11 @@ def main() -> int:
             rec = {**cfg, "skipped": why} if why else run_config(cfg)
             results.append(rec)
             print(json.dumps({k: v for k, v in rec.items() if k != "runs"}), flush=True)
-    stem = args.out or REPO / "bench" / "results" / f"graph500_kron{args.scale}"
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{stem}.json").write_text(json.dumps({"commit": commit, "machine": platform.node(), "results": results},
-                                               indent=1))
-    Path(f"{stem}.md").write_text(report(results, args, commit))
-    print(f"wrote {stem}.md and {stem}.json")
+    text = report(results, args, commit)
+    paths = harness.write_report(args.out, harness.stem(f"graph500_kron{args.scale}", args.quick), text,
+                                 {"commit": commit, "machine": harness.machine(), "results": results})
+    print(text)
+    print(f"wrote {paths[0]} and {paths[1]}")
     bad = [r for r in results if "failed" in r or r.get("valid", r.get("roots")) != r.get("roots")]
     return 1 if bad else 0
 

@@ -29,15 +29,14 @@ asserts that every function gives the same answer as the compiled program
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
-from pathlib import Path
 
+import harness
 import numpy as np
 import scipy.sparse as sp
+from handwritten_cupy import power_iterations
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = harness.ROOT
 
 #: Beamer's direction-optimizing BFS switching parameters.
 ALPHA = 15.0
@@ -162,19 +161,7 @@ def pagerank(g, iters: int = 20, damping: float = 0.85) -> np.ndarray:
     has_out = outdeg > 0
     inv = np.zeros(n)
     np.divide(1.0, outdeg, out=inv, where=has_out)
-    dangling_idx = np.flatnonzero(~has_out)
-    pr = np.full(n, 1.0 / n)
-    x = np.empty(n)
-    base = (1.0 - damping) / n
-    for _ in range(iters):
-        dangling = pr[dangling_idx].sum()
-        np.multiply(pr, inv, out=x)
-        y = A @ x
-        y += dangling / n
-        y *= damping
-        y += base
-        pr = y
-    return pr
+    return power_iterations(np, A, inv, np.flatnonzero(~has_out), iters, damping)
 
 
 # --------------------------------------------------------------------------- connected components
@@ -341,9 +328,7 @@ def check(graphs: list[str], seed: int, directed: bool = False) -> int:
                     continue  # both are meant for undirected graphs (cc.g2pl only follows in-edges)
                 res = prog.run(g, program_args(algo, g, root))
                 ref = compiled_answer(res, g)
-                t0 = time.perf_counter()
-                ours = run_handwritten(algo, g, root)
-                t = time.perf_counter() - t0
+                t, ours = harness.timed(run_handwritten, algo, g, root)
                 ok, msg = same_answer(algo, ours, ref)
                 failures += not ok
                 kind = "directed" if dr else "undirected"
@@ -353,10 +338,9 @@ def check(graphs: list[str], seed: int, directed: bool = False) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__, out=False, seed=1)
     ap.add_argument("--check", action="store_true", help="compare every function with the compiled program")
     ap.add_argument("--graphs", default="kron:12,ws:20000:10:0.3,er:3000:6000")
-    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--directed", action="store_true", help="also check BFS, PageRank, CC, SSSP on directed graphs")
     a = ap.parse_args()
     if not a.check:

@@ -3,7 +3,7 @@
 The baselines `bench/gpu_bench.py` holds the CuPy backend against. Every function takes the
 array module `xp` and a sparse module `sp` (with `csr_matrix`) through a `CSRGraph`, so the
 *same* code runs on a GPU with `cupy` / `cupyx.scipy.sparse` and on a CPU with `numpy` /
-`scipy.sparse` (tests/test_handwritten_cupy.py checks it there, without a GPU):
+`scipy.sparse` (tests/project/test_handwritten_cupy.py checks it there, without a GPU):
 
 * `bfs(dg, root)` - levels (int64, -1 unreachable, as programs/bfs.g2pl); direction-optimizing
   (Beamer et al.): top-down push from the frontier's index array while the frontier's edges are
@@ -28,10 +28,9 @@ runs both on one graph and prints the time and the number of host syncs.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 
+import harness
 import numpy as np
 
 #: Beamer's direction-optimizing BFS switching parameters (as bench/handwritten.py).
@@ -246,7 +245,14 @@ def pagerank(dg: CSRGraph, iters: int = 20, damping: float = 0.85):
     outdeg = dg.out_deg
     has_out = outdeg > 0
     inv = xp.where(has_out, 1.0 / xp.maximum(outdeg, 1).astype(xp.float64), 0.0)
-    dangling_idx = dg.nonzero(~has_out)
+    return power_iterations(xp, A, inv, dg.nonzero(~has_out), iters, damping)
+
+
+def power_iterations(xp, A, inv, dangling_idx, iters: int, damping: float):
+    """The iterations of both hand-written PageRanks (this one and bench/handwritten.py's, on NumPy):
+    `iters` times PR = (1-d)/n + d * (A @ (PR * inv) + the rank at `dangling_idx` / n), from PR = 1/n; `A`
+    holds each vertex's in-neighbours in its row, `inv` is 1 / out-degree (0 without out-edges)."""
+    n = A.shape[0]
     pr = xp.full(n, 1.0 / n, dtype=xp.float64)
     x = xp.empty(n, dtype=xp.float64)
     base = (1.0 - damping) / n
@@ -268,10 +274,9 @@ def to_host(a) -> np.ndarray:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__, out=False, seed=1)
     ap.add_argument("--graph", default="kron:12")
     ap.add_argument("--xp", default="numpy", choices=["numpy", "cupy"])
-    ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     import g2pl
 
@@ -282,9 +287,7 @@ def main() -> int:
     root = int(ok[np.random.default_rng(a.seed).integers(ok.size)]) if ok.size else 0
     for name, fn in (("bfs", lambda: bfs(dg, root)), ("pagerank", lambda: pagerank(dg))):
         s0 = dg.syncs
-        t0 = time.perf_counter()
-        out = to_host(fn())
-        t = time.perf_counter() - t0
+        t, out = harness.timed(lambda fn=fn: to_host(fn()))
         print(f"{a.graph} {name}: {t:.4f} s, {dg.syncs - s0} host syncs, checksum {float(out.sum()):.6g}")
     return 0
 

@@ -30,19 +30,17 @@ limit; that subprocess writes its times and answers for the parent to check.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-import time
+import tempfile
 from pathlib import Path
-
-import numpy as np
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import handwritten as H  # noqa: E402
+import harness  # noqa: E402
+import numpy as np  # noqa: E402
 
 ALGOS = ("bfs", "pagerank", "cc", "sssp", "matching")
 
@@ -450,27 +448,25 @@ def networkx_run(spec: str, seed: int, root: int, algos: list[str], out: Path, d
     import g2pl
 
     g = g2pl.load_graph(spec, seed=seed, directed=directed)
-    t0 = time.perf_counter()
-    G = nx.DiGraph() if g.directed else nx.Graph()
-    G.add_nodes_from(g.ids.tolist())
-    G.add_weighted_edges_from(zip(g.ids[g.src].tolist(), g.ids[g.dst].tolist(), g.weight.tolist()))
-    times = {"prepare_s": time.perf_counter() - t0}
+
+    def build():
+        G = nx.DiGraph() if g.directed else nx.Graph()
+        G.add_nodes_from(g.ids.tolist())
+        G.add_weighted_edges_from(zip(g.ids[g.src].tolist(), g.ids[g.dst].tolist(), g.weight.tolist()))
+        return G
+
+    prepare_s, G = harness.timed(build)
+    times = {"prepare_s": prepare_s}
     rid = int(g.ids[root])
     pos = {int(x): i for i, x in enumerate(g.ids.tolist())}
+    calls = {"bfs": lambda: nx.single_source_shortest_path_length(G, rid),
+             "pagerank": lambda: nx.pagerank(G, alpha=0.85),
+             "cc": lambda: list(nx.weakly_connected_components(G) if g.directed else nx.connected_components(G)),
+             "sssp": lambda: nx.single_source_dijkstra_path_length(G, rid, weight="weight"),
+             "matching": lambda: nx.maximal_matching(G)}
     answers = {}
     for algo in algos:
-        t0 = time.perf_counter()
-        if algo == "bfs":
-            raw = nx.single_source_shortest_path_length(G, rid)
-        elif algo == "pagerank":
-            raw = nx.pagerank(G, alpha=0.85)
-        elif algo == "cc":
-            raw = list(nx.weakly_connected_components(G) if g.directed else nx.connected_components(G))
-        elif algo == "sssp":
-            raw = nx.single_source_dijkstra_path_length(G, rid, weight="weight")
-        else:
-            raw = nx.maximal_matching(G)
-        times[algo] = time.perf_counter() - t0
+        times[algo], raw = harness.timed(calls[algo])
         if algo in ("bfs", "sssp"):
             a = np.full(g.n, -1 if algo == "bfs" else np.inf, dtype=np.int64 if algo == "bfs" else np.float64)
             a[[pos[k] for k in raw]] = list(raw.values())
@@ -514,8 +510,6 @@ def check(graphs: list[str], seed: int) -> int:
                     ok, msg = compare_answer(algo, ans, refs[algo], g, exact=algo not in cls.inexact)
                     bad += not ok
                     print(f"{'OK  ' if ok else 'FAIL'} {spec} {name}/{t}t {algo:9s} {msg}", flush=True)
-        import tempfile
-
         with tempfile.TemporaryDirectory() as d:
             out = Path(d) / "nx.npz"
             networkx_run(spec, seed, root, list(ALGOS), out)
@@ -528,7 +522,7 @@ def check(graphs: list[str], seed: int) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__, out=False, seed=1)
     sub = ap.add_subparsers(dest="cmd")
     nxp = sub.add_parser("networkx", help="(used by compare.py) time NetworkX once on one graph")
     nxp.add_argument("--graph", required=True)
@@ -538,7 +532,6 @@ def main() -> int:
     nxp.add_argument("--out", required=True, help="answers (.npz)")
     ap.add_argument("--check", action="store_true", help="compare every library with the compiled programs")
     ap.add_argument("--graphs", default="kron:12,ws:20000:10:0.3")
-    ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     if a.cmd == "networkx":
         networkx_run(a.graph, a.seed, a.root, a.algos.split(","), Path(a.out))

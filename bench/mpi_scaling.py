@@ -8,10 +8,10 @@ and max per superstep over the supersteps that end with an exchange), run time,
 load time (partitioning and runtime set-up, as the stats report it) and the
 per-rank compute and communication seconds (max over ranks). It then measures
 the speed-up of 2 ranks over 1 for PageRank on a larger Kronecker graph
-(alternating 1, 2, 1, 2, ... and taking the median of `time_s`).
+(interleaved: 1, 2, 2, 1, 1, 2, ...; the median of `time_s`).
 
 Results: OUT/mpi_scaling.md (tables, speed-up, machine, commit, commands) and
-OUT/mpi_scaling.json (raw numbers). A run that fails or times out is recorded
+OUT/mpi_scaling.json (raw numbers; mpi_scaling_quick.* with --quick). A run that fails or times out is recorded
 in the table, not raised. The same stats must come out for every N (supersteps,
 messages), no bytes may cross ranks with one rank and some must with more; a
 violated check is reported in the output and makes the exit status 1.
@@ -22,23 +22,18 @@ violated check is reported in the output and makes the exit status 1.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import os
-import platform
 import shlex
-import shutil
-import signal
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+import harness
+
+REPO = harness.ROOT
 
 PROGRAMS: dict[str, tuple[str, list[str]]] = {
     # name: (program path relative to the repository root, extra `--arg`s; BFS gets root=ID per graph)
@@ -60,22 +55,11 @@ QUICK = {
     "speedup_reps": 3,
 }
 SEED = 1
-# What decides the numbers: a change here, uncommitted, is flagged next to the commit hash.
-SOURCE_PATHS = ["g2pl", "templates", "grammar", "programs", "pyproject.toml"]
+# What decides the numbers: a change here, uncommitted, marks the commit `+dirty`.
+SOURCE_PATHS = ("g2pl", "programs", "pyproject.toml")
 
 
 # --------------------------------------------------------------------------- running
-
-
-def find_g2pl() -> str:
-    """`g2pl` next to this Python (a virtualenv's bin/), else on PATH."""
-    here = Path(sys.executable).parent / "g2pl"
-    if here.exists():
-        return str(here)
-    found = shutil.which("g2pl")
-    if found is None:
-        sys.exit("mpi_scaling: cannot find the `g2pl` command; pass --g2pl PATH")
-    return found
 
 
 def bfs_root(spec: str) -> int:
@@ -88,9 +72,9 @@ def bfs_root(spec: str) -> int:
     return int(g.ids[g.src[0]])
 
 
-def build_command(g2pl_exe: str, program: str, graph: str, np_: int, stats: Path, args: list[str]) -> list[str]:
+def build_command(g2pl_exe: list[str], program: str, graph: str, np_: int, stats: Path, args: list[str]) -> list[str]:
     path, fixed = PROGRAMS[program]
-    cmd = [g2pl_exe, "run", path, "--graph", graph, "--np", str(np_), "--seed", str(SEED),
+    cmd = [*g2pl_exe, "run", path, "--graph", graph, "--np", str(np_), "--seed", str(SEED),
            "--stats", str(stats), "--quiet"]
     for a in [*fixed, *args]:
         cmd += ["--arg", a]
@@ -101,30 +85,33 @@ def run_once(cmd: list[str], stats: Path, timeout: float) -> dict[str, Any]:
     """Run one `g2pl run` command; returns its stats (or the failure) and the wall time."""
     if stats.exists():
         stats.unlink()
-    t0 = time.perf_counter()
-    # A new session so that a timeout can kill mpiexec and all its ranks (the process group), not just g2pl.
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = proc.communicate()
-        return {"status": f"timeout ({timeout:g} s)", "rc": None, "wall_s": time.perf_counter() - t0,
-                "stderr_tail": (err or "")[-2000:]}
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        return {"status": f"failed (rc {proc.returncode})", "rc": proc.returncode, "wall_s": wall,
-                "stderr_tail": ((err or "") + (out or ""))[-2000:]}
+    r = harness.run_child(cmd, timeout)
+    got = {"rc": r["rc"], "wall_s": r["wall_s"], "stderr_tail": r["out"][-2000:]}
+    if r["timed_out"]:
+        return {**got, "status": f"timeout ({timeout:g} s)", "rc": None}
+    if r["rc"] != 0:
+        return {**got, "status": f"failed (rc {r['rc']})"}
     try:
         st = json.loads(stats.read_text())
     except (OSError, ValueError) as e:
-        return {"status": f"failed (no stats: {e.__class__.__name__})", "rc": 0, "wall_s": wall,
-                "stderr_tail": (err or "")[-2000:]}
-    return {"status": "ok", "rc": 0, "wall_s": wall, "stats": st}
+        return {**got, "status": f"failed (no stats: {e.__class__.__name__})"}
+    return {"status": "ok", "rc": 0, "wall_s": r["wall_s"], "stats": st}
+
+
+def measure(row: dict[str, Any], cmd: list[str], stats: Path, timeout: float, log) -> dict[str, Any]:
+    """`row` with the outcome of one run: status, wall time and the stats' summary (or the error's tail)."""
+    r = run_once(cmd, stats, timeout)
+    row.update(command=shlex.join(cmd), status=r["status"], wall_s=r["wall_s"])
+    if r["status"] == "ok":
+        row["summary"] = s = summarize(r["stats"])
+        row["per_superstep"] = r["stats"].get("per_superstep")
+        row["per_rank"] = r["stats"].get("per_rank")
+        log(f"  ok: {s['supersteps']} supersteps, {s['messages']} messages, {s['bytes']} bytes, "
+            f"time_s {s['time_s']:.3f}, wall {r['wall_s']:.1f}s")
+    else:
+        row["stderr_tail"] = r.get("stderr_tail", "")
+        log(f"  {r['status']}: {row['stderr_tail'][-300:]}")
+    return row
 
 
 def summarize(st: dict[str, Any]) -> dict[str, Any]:
@@ -181,40 +168,6 @@ def check(rows: list[dict[str, Any]]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- report
-
-
-def machine() -> dict[str, Any]:
-    info: dict[str, Any] = {"platform": platform.platform(), "python": platform.python_version()}
-    try:
-        info["nproc"] = int(subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout)
-    except (OSError, subprocess.CalledProcessError, ValueError):
-        info["nproc"] = os.cpu_count()
-    model = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    info["cpu_model"] = model or platform.processor() or "unknown"
-    try:
-        mem = next(ln for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal"))
-        info["mem_total"] = mem.split(":", 1)[1].strip()
-    except (OSError, StopIteration):
-        pass
-    return info
-
-
-def git_commit() -> str:
-    try:
-        h = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                           check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
-                                *SOURCE_PATHS], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
-        return h + (f" (with uncommitted changes under {', '.join(SOURCE_PATHS)})" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def g2pl_sources() -> dict[str, Any]:
@@ -282,8 +235,7 @@ def render(res: dict[str, Any]) -> str:
         + ", ".join(f"{k} (`{v[0]}`{''.join(' --arg ' + a for a in v[1])})" for k, v in PROGRAMS.items())
         + "; BFS root: the first edge's source of each graph.",
         "",
-        f"Machine: {m['nproc']} CPUs (`nproc`), {m['cpu_model']}, {m.get('mem_total', '?')} memory; "
-        f"{m['platform']}, Python {m['python']}. Ranks beyond {m['nproc']} are oversubscribed.  ",
+        f"Machine: {harness.describe(m)}. Ranks beyond {m['nproc']} are oversubscribed.  ",
         f"Commit: {res['commit']}; g2pl package: `{res['sources']['package']}`"
         + ("" if res["sources"]["in_repo"] else
            " (not this repository's working tree: note that the ranks mpiexec starts run `python -m g2pl.cli` "
@@ -309,7 +261,7 @@ def render(res: dict[str, Any]) -> str:
         lines.append(
             f"**PageRank on {sp['graph']} (seed {SEED}): N=2 over N=1 speed-up = {sp['ratio']:.2f}x** "
             f"(median `time_s` {sp['median_s']['1']:.3f} s vs {sp['median_s']['2']:.3f} s over "
-            f"{sp['reps']} runs each, alternating 1,2,1,2,...).")
+            f"{sp['reps']} runs each, interleaved).")
     else:
         lines.append(f"PageRank on {sp['graph']}: speed-up not available ({sp.get('error', 'runs failed')}).")
     lines.append("")
@@ -340,11 +292,7 @@ def render(res: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="small smoke configuration (small graphs, N = 1, 2)")
-    ap.add_argument("--out", default=str(REPO / "bench" / "results"),
-                    help="directory for mpi_scaling.md and mpi_scaling.json (default: bench/results)")
+    ap = harness.parser(__doc__, quick="small graphs, N = 1, 2")
     ap.add_argument("--g2pl", default=None, help="the g2pl command (default: next to this Python, else on PATH)")
     ap.add_argument("--timeout", type=float, default=900.0, help="per-run timeout in seconds (default 900)")
     ap.add_argument("--nps", default=None, help="comma-separated rank counts (overrides the configuration)")
@@ -355,17 +303,13 @@ def main(argv: list[str] | None = None) -> int:
         cfg["nps"] = [int(x) for x in a.nps.split(",")]
     cfg["quick"] = a.quick
     cfg["timeout_s"] = a.timeout
-    exe = a.g2pl or find_g2pl()
-    out_dir = Path(a.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    exe = [a.g2pl] if a.g2pl else harness.g2pl_command()
 
-    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     t_start = time.perf_counter()
     res: dict[str, Any] = {
-        "config": cfg, "machine": machine(), "commit": git_commit(), "started": started, "g2pl": exe,
-        "script_command": shlex.join([sys.executable, "bench/mpi_scaling.py",
-                                      *(argv if argv is not None else sys.argv[1:])]),
-        "bfs_roots": {}, "runs": [], "sources": g2pl_sources(),
+        "config": cfg, "machine": harness.machine(("numpy", "scipy", "mpi4py")),
+        "commit": harness.git_commit(*SOURCE_PATHS), "started": harness.now(), "g2pl": exe,
+        "script_command": harness.command(__file__, argv), "bfs_roots": {}, "runs": [], "sources": g2pl_sources(),
     }
 
     def log(msg: str) -> None:
@@ -379,46 +323,28 @@ def main(argv: list[str] | None = None) -> int:
             for program in PROGRAMS:
                 extra = [f"root={root}"] if program == "bfs" else []
                 for np_ in cfg["nps"]:
-                    tag = f"{program}-{graph.replace(':', '_')}-np{np_}"
-                    stats = tmpdir / f"{tag}.json"
-                    cmd = build_command(exe, program, graph, np_, stats, extra)
+                    stats = tmpdir / f"{program}-{graph.replace(':', '_')}-np{np_}.json"
                     log(f"{program} {graph} N={np_} ...")
-                    r = run_once(cmd, stats, a.timeout)
-                    row = {"graph": graph, "program": program, "np": np_, "command": shlex.join(cmd),
-                           "status": r["status"], "wall_s": r["wall_s"]}
-                    if r["status"] == "ok":
-                        row["summary"] = summarize(r["stats"])
-                        row["per_superstep"] = r["stats"].get("per_superstep")
-                        row["per_rank"] = r["stats"].get("per_rank")
-                        s = row["summary"]
-                        log(f"  ok: {s['supersteps']} supersteps, {s['messages']} messages, {s['bytes']} bytes, "
-                            f"time_s {s['time_s']:.3f}, wall {r['wall_s']:.1f}s")
-                    else:
-                        row["stderr_tail"] = r.get("stderr_tail", "")
-                        log(f"  {r['status']}: {row['stderr_tail'][-300:]}")
-                    res["runs"].append(row)
+                    row = {"graph": graph, "program": program, "np": np_}
+                    res["runs"].append(measure(row, build_command(exe, program, graph, np_, stats, extra), stats,
+                                               a.timeout, log))
 
-        # Speed-up of 2 ranks over 1: PageRank, alternating 1,2,1,2,... (noisy shared machine), median time_s.
+        # Speed-up of 2 ranks over 1: PageRank, interleaved (noisy shared machine), median time_s.
         g = cfg["speedup_graph"]
         sp: dict[str, Any] = {"graph": g, "program": "pagerank", "reps": cfg["speedup_reps"], "runs": []}
-        for rep in range(cfg["speedup_reps"]):
-            for np_ in (1, 2):
-                stats = tmpdir / f"speedup-{g.replace(':', '_')}-np{np_}-{rep}.json"
-                cmd = build_command(exe, "pagerank", g, np_, stats, [])
-                log(f"speed-up pagerank {g} N={np_} rep {rep + 1} ...")
-                r = run_once(cmd, stats, a.timeout)
-                row = {"np": np_, "rep": rep, "command": shlex.join(cmd), "status": r["status"], "wall_s": r["wall_s"]}
-                if r["status"] == "ok":
-                    row["summary"] = summarize(r["stats"])
-                    log(f"  ok: time_s {row['summary']['time_s']:.3f}, wall {r['wall_s']:.1f}s")
-                else:
-                    row["stderr_tail"] = r.get("stderr_tail", "")
-                    log(f"  {r['status']}: {row['stderr_tail'][-300:]}")
-                sp["runs"].append(row)
+
+        def speedup_run(np_: int) -> None:
+            rep = sum(r["np"] == np_ for r in sp["runs"])
+            stats = tmpdir / f"speedup-{g.replace(':', '_')}-np{np_}-{rep}.json"
+            log(f"speed-up pagerank {g} N={np_} rep {rep + 1} ...")
+            sp["runs"].append(measure({"np": np_, "rep": rep}, build_command(exe, "pagerank", g, np_, stats, []),
+                                      stats, a.timeout, log))
+
+        harness.interleave({n: lambda n=n: speedup_run(n) for n in (1, 2)}, cfg["speedup_reps"])
         times = {n: [r["summary"]["time_s"] for r in sp["runs"] if r["np"] == n and r["status"] == "ok"]
                  for n in (1, 2)}
         if times[1] and times[2]:
-            med = {str(n): statistics.median(t) for n, t in times.items()}
+            med = {str(n): harness.median(t) for n, t in times.items()}
             sp["median_s"] = med
             sp["ratio"] = med["1"] / med["2"]
         else:
@@ -442,10 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     res["total_s"] = time.perf_counter() - t_start
 
     md = render(res)
-    (out_dir / "mpi_scaling.md").write_text(md)
-    (out_dir / "mpi_scaling.json").write_text(json.dumps(res, indent=1) + "\n")
+    paths = harness.write_report(a.out, harness.stem("mpi_scaling", a.quick), md, res)
     print(md)
-    log(f"wrote {out_dir / 'mpi_scaling.md'} and {out_dir / 'mpi_scaling.json'}")
+    log(f"wrote {paths[0]} and {paths[1]}")
     return 1 if res["problems"] else 0
 
 

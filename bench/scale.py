@@ -12,26 +12,23 @@ programs/bfs.g2pl --graph G` end to end through the command line, from the
 generator and from a `.g2pl convert`ed `.g2g` file, with its peak memory
 (`wait4`), next to GAPBS's `bfs -g SCALE -n 1` on one thread when `--gapbs DIR`
 names a GAPBS build (for reference; its code is no part of g2pl), interleaved
-and repeated `--repeat` times (median). Writes results/scale.{md,json,png}.
+and repeated `--repeat` times (median). Writes OUT/NAME.{md,json,png}
+(`--name`, default scale; scale_quick with `--quick`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import re
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+import harness
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = harness.ROOT
 # root None: the vertex of largest degree (ties to the smaller ID), chosen in the child after the build;
 # a fixed ID such as 0 can be isolated in a Kronecker graph, which makes a search trivial.
 ARGS = {"bfs": {"root": None}, "pagerank": {"iters": 20, "damping": 0.85}, "cc": {}, "sssp": {"root": None}}
@@ -41,9 +38,9 @@ CHILD = r"""
 import json, resource, sys, time
 import numpy as np
 import g2pl
+from g2pl.graph import alloc
 from g2pl.graph import generators as gen
 from g2pl.graph.graph import build_graph_from
-from g2pl.runtime import alloc
 
 spec, program, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 alloc.tune()  # as `g2pl run` does
@@ -77,31 +74,10 @@ print(json.dumps({"n": g.n, "m": g.m, "gen_s": t1 - t0, "build_s": t2 - t1, "run
 """
 
 
-def _g2pl_cmd() -> list[str]:
-    exe = Path(sys.executable).with_name("g2pl")
-    return [str(exe)] if exe.exists() else ["g2pl"]
-
-
 def timed(cmd: list[str], timeout: float, env: dict | None = None) -> dict:
-    """Wall time, peak RSS (this process alone, from wait4), exit status and output of one command."""
-    t = time.perf_counter()
-    with tempfile.TemporaryFile() as out:
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
-        deadline = t + timeout
-        while True:
-            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                p.kill()
-                pid, status, ru = os.wait4(p.pid, 0)
-                break
-            time.sleep(0.02)
-        wall = time.perf_counter() - t
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-    rc = os.waitstatus_to_exitcode(status)
-    return {"cmd": " ".join(cmd), "rc": rc, "wall_s": wall, "peak_rss": ru.ru_maxrss * 1024, "out": text[-2000:]}
+    """Wall time, peak RSS (this process alone, from wait4), exit status and output's tail of one command."""
+    r = harness.run_child(cmd, timeout, env)
+    return {**r, "out": r["out"][-2000:]}
 
 
 def phases(spec: str, program: str, timeout: float) -> dict:
@@ -132,28 +108,24 @@ def _search_root(spec: str) -> int:
 def end_to_end(spec: str, repeat: int, timeout: float, gapbs: Path | None, tmp: Path) -> dict:
     """`g2pl run` BFS from the generator and from a .g2g file, and GAPBS bfs, interleaved; medians."""
     binfile = tmp / (re.sub(r"[^A-Za-z0-9]+", "_", spec) + ".g2g")
-    conv = timed(_g2pl_cmd() + ["convert", spec, str(binfile), "--quiet"], timeout)
+    g2pl = harness.g2pl_command()
+    conv = timed(g2pl + ["convert", spec, str(binfile), "--quiet"], timeout)
     root = f"root={_search_root(spec)}"
-    runs: dict[str, list[dict]] = {"g2pl": [], "g2pl_g2g": [], "gapbs": []}
-    cmds = {"g2pl": _g2pl_cmd() + ["run", "programs/bfs.g2pl", "--graph", spec, "--arg", root, "--quiet"],
-            "g2pl_g2g": _g2pl_cmd() + ["run", "programs/bfs.g2pl", "--graph", str(binfile), "--arg", root,
-                                       "--quiet"]}
-    m = re.fullmatch(r"kron:(\d+)", spec)
-    if gapbs is not None and m:
-        cmds["gapbs"] = [str(gapbs / "bfs"), "-g", m.group(1), "-n", "1"]
+    cmds = {"g2pl": g2pl + ["run", "programs/bfs.g2pl", "--graph", spec, "--arg", root, "--quiet"]}
+    if conv["rc"] == 0:
+        cmds["g2pl_g2g"] = g2pl + ["run", "programs/bfs.g2pl", "--graph", str(binfile), "--arg", root, "--quiet"]
+    scale = harness.kron_scale(spec)
+    if gapbs is not None and scale is not None:
+        cmds["gapbs"] = [str(gapbs / "bfs"), "-g", str(scale), "-n", "1"]
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    for _ in range(repeat):
-        for k, cmd in cmds.items():
-            if k == "g2pl_g2g" and conv["rc"] != 0:
-                continue
-            runs[k].append(timed(cmd, timeout, env))
+    runs = harness.interleave({k: lambda cmd=cmd: timed(cmd, timeout, env) for k, cmd in cmds.items()}, repeat)
     binfile.unlink(missing_ok=True)
     out = {"graph": spec, "convert": {k: conv[k] for k in ("rc", "wall_s", "peak_rss")}}
     for k, rs in runs.items():
         if rs:
             ok = [r for r in rs if r["rc"] == 0]
             out[k] = {"rc": max(r["rc"] for r in rs), "cmd": rs[0]["cmd"],
-                      "wall_s": statistics.median(r["wall_s"] for r in ok) if ok else None,
+                      "wall_s": harness.median(ok, "wall_s") if ok else None,
                       "peak_rss": max(r["peak_rss"] for r in ok) if ok else None,
                       "error": None if len(ok) == len(rs) else rs[-1]["out"][-400:]}
             if k == "gapbs" and ok:
@@ -172,7 +144,8 @@ def _s(x) -> str:
 
 def report(rows: list[dict], e2e: list[dict], meta: dict) -> str:
     out = ["# Graph loading and memory at scale (bench/scale.py)", "",
-           f"Machine: {meta['machine']}; commit {meta['commit']}; {meta['date']}.", "",
+           f"Machine: {harness.describe(meta['machine'])}; commit {meta['commit']}; {meta['date']}.  ",
+           f"Command: `{meta['command']}`", "",
            "## Phases of one run (Python API, fresh process per row)", "",
            "| graph | program | edges | generate s | build s | run s | supersteps s | output s | peak MB "
            "| bytes/edge |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -224,16 +197,13 @@ def plot(rows: list[dict], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = harness.parser(__doc__, quick="kron:12 and kron:14, bfs only, once", repeat=3)
     ap.add_argument("--graphs", default="kron:16,kron:18,kron:20,kron:22,kron:24,ws:1000000:20:0.5")
     ap.add_argument("--programs", default="bfs,pagerank,cc")
     ap.add_argument("--e2e-graphs", default="kron:16,kron:18,kron:20,kron:22",
                     help="graphs for the command-line comparison")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--gapbs", type=Path, help="a GAPBS build directory (its bfs binary)")
+    harness.add_gapbs(ap)
     ap.add_argument("--timeout", type=float, default=1800)
-    ap.add_argument("--quick", action="store_true", help="kron:12 and kron:14, bfs only, once")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--name", default="scale")
     ap.add_argument("--replot", action="store_true", help="only redraw NAME.png from NAME.json")
     a = ap.parse_args(argv)
@@ -247,14 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({k: v for k, v in r.items() if k != "error"}), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         e2e = [end_to_end(g, a.repeat, a.timeout, a.gapbs, Path(tmp)) for g in a.e2e_graphs.split(",") if g]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-    meta = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-                       f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB",
-            "commit": commit.strip(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    a.out.mkdir(parents=True, exist_ok=True)
-    (a.out / f"{a.name}.json").write_text(json.dumps({"meta": meta, "phases": rows, "end_to_end": e2e}, indent=1))
+    meta = {"machine": harness.machine(), "commit": harness.git_commit(), "date": harness.now(),
+            "command": harness.command(__file__, argv)}
     text = report(rows, e2e, meta)
-    (a.out / f"{a.name}.md").write_text(text)
+    harness.write_report(a.out, a.name, text, {"meta": meta, "phases": rows, "end_to_end": e2e})
     plot(rows, a.out / f"{a.name}.png")
     print(text)
     failed = any("error" in r for r in rows) or any(

@@ -17,21 +17,19 @@ raw JSON and a plot.  Configurations of one graph run interleaved, `--repeat` ti
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
-import platform
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness
 
-from g2pl.compiler.passes import PASS_NAMES  # noqa: E402
+from g2pl.compiler.passes import PASS_NAMES
+
+ROOT = harness.ROOT
 
 GRAPHS = ["ws:100000:20:0.5", "ws:200000:20:0.5", "ws:400000:20:0.5", "ws:1000000:20:0.5",
           "kron:16", "kron:17", "kron:18"]
@@ -74,28 +72,13 @@ def run(graph: str, cfg: str, np_: int, seed: int) -> dict:
             "per_rank": [{k: r.get(k) for k in ("comm_s", "compute_s")} for r in s.get("per_rank", [])]}
 
 
-def machine() -> str:
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores, {model or platform.processor()}"
-
-
 def measure(graph: str, configs: list[str], np_: int, seed: int, repeat: int) -> dict:
     """Every configuration of one graph, interleaved `repeat` times; median time, first run's counts."""
-    runs: dict[str, list[dict]] = {c: [] for c in configs}
-    for _ in range(repeat):
-        for c in configs:
-            runs[c].append(run(graph, c, np_, seed))
+    runs = harness.interleave({c: lambda c=c: run(graph, c, np_, seed) for c in configs}, repeat)
     res = {}
     for c, rs in runs.items():
         r = dict(rs[0])
-        r["time_s"] = statistics.median(x["time_s"] for x in rs)
+        r["time_s"] = harness.median(rs, "time_s")
         r["times"] = [x["time_s"] for x in rs]
         res[c] = r
         print(f"{graph} {c}: {r['supersteps']} supersteps, {r['messages']} messages, {r['bytes']} bytes, "
@@ -138,17 +121,13 @@ def table(rows: list[dict], np_: int) -> list[str]:
     return out + [""]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    ap = harness.parser(__doc__, quick=f"{','.join(QUICK)} only", repeat=1, seed=1)
     ap.add_argument("--np", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=1, help="runs per configuration, interleaved (median time)")
-    ap.add_argument("--quick", action="store_true", help="small graphs only (a smoke test)")
     ap.add_argument("--graphs", help="comma-separated graph specs (default: ws:N:20:0.5 for N = 100k..1M, kron:16-18)")
     ap.add_argument("--configs", help=f"comma-separated configurations (default: {','.join(CONFIGS)})")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--name", help="output file stem (default: table4, or table4_quick)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     graphs = a.graphs.split(",") if a.graphs else QUICK if a.quick else GRAPHS
     configs = a.configs.split(",") if a.configs else CONFIGS
     bad = [c for c in configs if c not in CONFIGS]
@@ -159,20 +138,19 @@ def main() -> int:
         res = measure(g, configs, a.np, a.seed, a.repeat)
         first = next(iter(res.values()))
         rows.append({"graph": g, "n": first["graph_n"], "m": first["graph_m"], "results": res, "ratios": ratios(res)})
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit, m = harness.git_commit(), harness.machine()
     load = os.getloadavg()
-    cmdline = " ".join(["python bench/table4.py", *sys.argv[1:]])
+    cmdline = harness.command(__file__, argv)
     lines = [f"# Table 4 reproduced: matching, against -O1 (the paper's baseline), {a.np} ranks", "",
-             f"Machine: {machine()}, load average {load[0]:.1f} at the end. Commit {commit}. Command: `{cmdline}`. "
+             f"Machine: {harness.describe(m)}, load average {load[0]:.1f} at the end. Commit {commit}. "
+             f"Command: `{cmdline}`. "
              f"Times are run times (graph loading excluded), median of {a.repeat} interleaved run(s). Every "
              "configuration found the same matching. `O2-NAME` is -O2 with `--disable-pass NAME`.", ""]
     lines += table(rows, a.np)
-    name = a.name or ("table4_quick" if a.quick else "table4")
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
-    (out / f"{name}.json").write_text(json.dumps({"np": a.np, "commit": commit, "machine": machine(), "load": load,
-                                                 "command": cmdline, "rows": rows}, indent=1))
+    name = a.name or harness.stem("table4", a.quick)
+    out = a.out
+    harness.write_report(out, name, "\n".join(lines) + "\n", {"np": a.np, "commit": commit, "machine": m,
+                                                              "load": load, "command": cmdline, "rows": rows})
     try:
         import matplotlib
 

@@ -12,73 +12,44 @@ compiled answer is checked against networkx when the graph has at most
     python bench/triangles.py --gapbs /path/to/gapbs            # kron:16, 5 interleaved runs each
     python bench/triangles.py --gapbs /path/to/gapbs --quick    # kron:12, 3 runs
 
-Output: `results/triangles.{md,json}` (`triangles_quick.*` with `--quick`).
+Output: OUT/triangles.{md,json} (triangles_quick.* with --quick).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import re
-import statistics
-import subprocess
 import sys
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import harness
 
-import g2pl  # noqa: E402
+import g2pl
 
 
-def gapbs_tc(gapbs: Path, scale: int) -> tuple[float, str]:
-    """(trial seconds, the command) of one single-threaded GAPBS `tc` run."""
-    cmd = [str(gapbs / "tc"), "-g", str(scale), "-n", "1"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600, check=True).stdout
-    return float(re.search(r"Trial Time:\s*([0-9.]+)", out).group(1)), "OMP_NUM_THREADS=1 " + " ".join(cmd)
-
-
-def machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start"
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gapbs", type=Path, default=os.environ.get("GAPBS_DIR"),
-                    help="folder of a GAPBS build (its `tc`); default $GAPBS_DIR; without it only g2pl runs")
+def main(argv: list[str] | None = None) -> int:
+    ap = harness.parser(__doc__, quick="kron:12, 3 runs", repeat=5)
+    harness.add_gapbs(ap)
     ap.add_argument("--scale", type=int, default=16)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="kron:12, 3 runs")
     ap.add_argument("--check-max-edges", type=int, default=300_000)
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.quick:
         a.scale, a.repeat = 12, 3
     spec = f"kron:{a.scale}"
     g = g2pl.load_graph(spec, seed=0)
-    prog = g2pl.compile_file(ROOT / "programs" / "triangles.g2pl")
-    ours, theirs, cmds = [], [], []
-    res = None
-    for _ in range(a.repeat):  # interleaved: both see the same machine load
-        res = prog.run(g)
-        ours.append(res.stats["time_s"])
-        if a.gapbs:
-            t, cmd = gapbs_tc(Path(a.gapbs), a.scale)
-            theirs.append(t)
-            cmds = [cmd]
-    assert res is not None
+    prog = g2pl.compile_file(harness.ROOT / "programs" / "triangles.g2pl")
+    last, cmds = {}, []
+
+    def ours() -> float:
+        last["res"] = prog.run(g)
+        return last["res"].stats["time_s"]
+
+    def theirs() -> float:
+        t, cmd = harness.gapbs([str(a.gapbs / "tc"), "-g", str(a.scale), "-n", "1"])
+        cmds[:] = [cmd]
+        return t
+
+    m = harness.machine()  # with the load average at the start
+    runs = harness.interleave({"g2pl": ours, **({"gapbs": theirs} if a.gapbs else {})}, a.repeat)
+    ours_s, theirs_s = runs["g2pl"], runs.get("gapbs", [])
+    res = last["res"]
     total, steps = int(res["total"]), res.stats["supersteps"]
     checked = "not checked (graph above --check-max-edges)"
     if g.m <= a.check_max_edges:
@@ -89,30 +60,28 @@ def main() -> int:
         G.add_edges_from(zip(g.ids[g.src].tolist(), g.ids[g.dst].tolist()))
         ok = sum(nx.triangles(G).values()) // 3 == total
         checked = "equal to networkx" if ok else "DIFFERS from networkx"
-    med_ours = statistics.median(ours)
-    med_theirs = statistics.median(theirs) if theirs else None
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
+    med_ours = harness.median(ours_s)
+    med_theirs = harness.median(theirs_s) if theirs_s else None
+    commit = harness.git_commit()
     rows = [f"| g2pl `programs/triangles.g2pl`, 1 rank, NumPy | {med_ours:.3f} | "
-            f"{', '.join(f'{x:.3f}' for x in ours)} |"]
+            f"{', '.join(f'{x:.3f}' for x in ours_s)} |"]
     if med_theirs is not None:
-        rows.append(f"| GAPBS `tc`, 1 thread | {med_theirs:.3f} | {', '.join(f'{x:.3f}' for x in theirs)} |")
+        rows.append(f"| GAPBS `tc`, 1 thread | {med_theirs:.3f} | {', '.join(f'{x:.3f}' for x in theirs_s)} |")
     ratio = f"{med_ours / med_theirs:.2f}x GAPBS" if med_theirs else "(no GAPBS run)"
     report = "\n".join([
         f"# Triangle counting on {spec}", "",
-        f"Machine: {machine()}; commit {commit}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
+        f"Machine: {harness.describe(m)}, load average {m['loadavg']:.1f} at the start; commit {commit}; "
+        f"{harness.now()}.", "",
         f"g2pl graph: {g.n} vertices, {g.m} edges, {total} triangles ({checked}); {steps} supersteps.", "",
         "| run | median s | runs (interleaved) |", "|---|---|---|", *rows, "",
         f"g2pl / GAPBS (medians): **{ratio}**.", "",
-        "Commands: `prog.run(g2pl.load_graph('" + spec + "', seed=0))`" + "".join(f", `{c}`" for c in cmds), "",
+        "Commands: `" + harness.command(__file__, argv) + "`: `prog.run(g2pl.load_graph('" + spec + "', seed=0))`"
+        + "".join(f", `{c}`" for c in cmds), "",
     ])
-    a.out.mkdir(parents=True, exist_ok=True)
-    name = "triangles_quick" if a.quick else "triangles"
-    (a.out / f"{name}.md").write_text(report)
-    (a.out / f"{name}.json").write_text(json.dumps({
+    harness.write_report(a.out, harness.stem("triangles", a.quick), report, {
         "graph": spec, "n": g.n, "m": g.m, "triangles": total, "checked": checked, "supersteps": steps,
-        "g2pl_s": ours, "gapbs_s": theirs, "ratio": (med_ours / med_theirs) if med_theirs else None,
-        "commit": commit, "machine": machine(), "commands": cmds}, indent=1))
+        "g2pl_s": ours_s, "gapbs_s": theirs_s, "ratio": (med_ours / med_theirs) if med_theirs else None,
+        "commit": commit, "machine": m, "commands": cmds})
     print(report)
     return 0 if "DIFFERS" not in checked else 1
 

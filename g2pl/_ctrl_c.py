@@ -1,10 +1,10 @@
 """Ctrl-C while the `g2pl`/`g2plc` commands start: one line and exit status 130, never a traceback.
 
 Imported first by `g2pl/__init__.py`. Python's own SIGINT handler raises KeyboardInterrupt wherever
-the main thread is; the CLI catches it in `g2pl.cli._guard`, but the half second before that is
+the main thread is; the CLI catches it in `g2pl.cli.guard.guard`, but the half second before that is
 spent importing NumPy, Lark and the compiler, and an interrupt there printed a traceback. Only for
 the console scripts (never when g2pl is imported as a library), this handler raises
-KeyboardInterrupt as before when `_guard` is on the stack to catch it, and otherwise prints
+KeyboardInterrupt as before when `guard` is on the stack to catch it, and otherwise prints
 `interrupted` and exits with 130 at once.
 """
 
@@ -18,9 +18,9 @@ from types import FrameType
 
 
 def _under_guard(frame: FrameType | None) -> bool:
-    """True if `g2pl.cli._guard` is running below `frame`: it turns KeyboardInterrupt into one line."""
+    """True if `g2pl.cli.guard.guard` is running below `frame`: it turns KeyboardInterrupt into one line."""
     while frame is not None:
-        if frame.f_code.co_name == "_guard" and frame.f_globals.get("__name__") == "g2pl.cli":
+        if frame.f_code.co_name == "guard" and frame.f_globals.get("__name__") == "g2pl.cli.guard":
             return True
         frame = frame.f_back
     return False

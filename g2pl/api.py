@@ -19,9 +19,20 @@ from g2pl.compiler import ir
 from g2pl.compiler.pipeline import PASS_NAMES, Compilation, compile_module
 from g2pl.errors import G2PLError
 from g2pl.graph import Graph, load_graph
-from g2pl.numtext import beyond_int64, shorten
-from g2pl.output_files import write_atomic
-from g2pl.returned import Returned
+from g2pl.io.numtext import beyond_int64, shorten
+from g2pl.io.output_files import write_atomic
+from g2pl.results.interop import (
+    CallableEdgeIds,
+    CallableIds,
+    result_array,
+    result_edge_ids,
+    result_ids,
+    result_summary,
+    result_to_networkx,
+    result_to_pandas,
+)
+from g2pl.results.json_check import check_values
+from g2pl.results.returned import Returned
 from g2pl.runtime.checkpoint import run_identity
 from g2pl.runtime.driver import execute
 from g2pl.runtime.partition import RENUMBERINGS
@@ -68,8 +79,6 @@ class Result:
         """A Result made from --output JSON (no arrays) is checked whole, so a crafted or damaged file
         is refused here with one message instead of failing later in a conversion."""
         if self.returned is None:
-            from g2pl.result_json import check_values
-
             if not isinstance(self.entry, str):
                 raise G2PLError("`entry` must be the procedure's name (a string)", file="result")
             check_values(self.__dict__.get("_values") or [], f"result of `{self.entry[:80]}`")
@@ -119,7 +128,7 @@ class Result:
     def write_stats(self, path: str | Path) -> None:
         write_atomic(path, json.dumps(self.stats, indent=1))
 
-    # ---- arrays and interop (g2pl/interop.py); `graph=` overrides `self.graph`
+    # ---- arrays and interop (g2pl/results/interop.py); `graph=` overrides `self.graph`
 
     @property
     def ids(self) -> np.ndarray:
@@ -127,8 +136,6 @@ class Result:
 
         (Calling it, `res.ids()` or `res.ids(graph=g)`, still works: the form before this was a
         property.)"""
-        from g2pl.interop import CallableIds, result_ids
-
         return CallableIds.wrap(result_ids(self, None), self)
 
     @property
@@ -136,22 +143,16 @@ class Result:
         """(u_ids, v_ids) of every edge, ascending: the order of `array(...)` for edge values.
 
         (Calling it, `res.edge_ids(graph=g)`, still works: the form before this was a property.)"""
-        from g2pl.interop import CallableEdgeIds, result_edge_ids
-
         return CallableEdgeIds(result_edge_ids(self, None), self)
 
     def array(self, name: str, graph: Graph | None = None) -> np.ndarray:
         """A returned value as a NumPy array aligned with `ids` / `edge_ids` (scalars: 0-d).
 
         For a run's Result this is the run's own array (read-only, not copied)."""
-        from g2pl.interop import result_array
-
         return result_array(self, name, graph)
 
     def to_networkx(self, graph: Graph | None = None):
         """A networkx graph with the returned values as node/edge attributes (scalars in `.graph`)."""
-        from g2pl.interop import result_to_networkx
-
         return result_to_networkx(self, graph)
 
     def to_pandas(self, kind: str | None = None, graph: Graph | None = None):
@@ -161,15 +162,11 @@ class Result:
         `"edge"`: indexed by (`u`, `v`), a column per edge graph or set; `"scalar"`: one row, a column
         per scalar.  Without `kind`: vertex values if the result has any, else edge values, else scalars.
         """
-        from g2pl.interop import result_to_pandas
-
         if isinstance(kind, Graph):  # the form before `kind` existed: to_pandas(graph)
             kind, graph = None, kind
         return result_to_pandas(self, kind, graph)
 
     def _repr_pretty_(self, p, cycle: bool) -> None:  # IPython display: a summary, not every value
-        from g2pl.interop import result_summary
-
         p.text(result_summary(self))
 
 
@@ -263,13 +260,15 @@ def check_vertex_args(params: list[tuple[str, ir.Ty]], argv: dict[str, Any], gra
 class Program:
     """A compiled G2PL program (all procedures type-checked and lowered)."""
 
-    def __init__(self, module: A.Module, opt: int = 2, disable: tuple[str, ...] = ()) -> None:
+    def __init__(self, module: A.Module, opt: int = 2, disable: tuple[str, ...] = (), verify: bool = False) -> None:
+        """Compile every procedure of `module`; `verify` checks the IR and the plan after every pass
+        (`g2plc --verify`: a broken invariant raises the compiler's PlanError, naming the pass)."""
         self.module = module
         self.opt = opt
         self.disable = tuple(disable)
         self._compiled: dict[str, Compilation] = {}
         for name in module.procedures:
-            self._compiled[name] = compile_module(module, name, opt=opt, disable=self.disable)
+            self._compiled[name] = compile_module(module, name, opt=opt, disable=self.disable, verify=verify)
         self._modules: dict[str, ModuleType] = {}
 
     @property
@@ -332,7 +331,7 @@ class Program:
         `renumber="degree"` orders each rank's vertices by degree (locality), "none" (or None)
         keeps ID order, "auto" (default) orders by degree when degrees are skewed;
         results are always reported by original ID.  `progress(stats, final)`, if given, is
-        called after every superstep with this rank's running statistics (see `g2pl.progress`).
+        called after every superstep with this rank's running statistics (see `g2pl.cli.progress`).
         `checkpoint=DIR` saves the state every `checkpoint_every` supersteps; `resume=DIR`
         continues a run from its last checkpoint (refused if the program, graph, arguments,
         seed, rank count or optimization settings differ).
@@ -375,12 +374,13 @@ class Program:
 
 
 def compile(source: str | os.PathLike, opt: int = 2, disable: tuple[str, ...] | list[str] = (),  # noqa: A001
-            file: str | None = None) -> Program:
+            file: str | None = None, verify: bool = False) -> Program:
     """Compile a G2PL program into a `Program`.
 
     `source` is program *text* when it is a `str`: a service can compile untrusted text knowing
     that nothing is read from disk. A file is read only when asked for explicitly, with a
     `pathlib.Path` (or any `os.PathLike`) or with `compile_file`. `file` names the text in errors.
+    `verify` runs the compiler's verifier after lowering and after every pass (`g2plc --verify`).
     """
     from g2pl.compiler.parser import parse
 
@@ -400,7 +400,7 @@ def compile(source: str | os.PathLike, opt: int = 2, disable: tuple[str, ...] | 
         raise G2PLError(f"g2pl.compile() takes program text (str) or a file path (pathlib.Path), "
                         f"not {type(source).__name__}")
     module = parse(text, name)
-    return Program(module, opt=opt, disable=tuple(disable))
+    return Program(module, opt=opt, disable=tuple(disable), verify=verify)
 
 
 def compile_file(path: str | os.PathLike, opt: int = 2, disable: tuple[str, ...] | list[str] = ()) -> Program:

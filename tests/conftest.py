@@ -1,4 +1,5 @@
-"""Make the repository root importable (`import g2pl`) however pytest is started.
+"""Make the repository root importable (`import g2pl`) however pytest is started, and the shared test
+helpers in this folder (`cli_util`, `oracles`, `program_args`, `fuzzgen`) from every test folder.
 
 `G2PL_TEST_TIMEOUT_EACH=SECONDS` (opt-in) gives every test that long: a test still running then fails
 (SIGALRM raises in its Python code); one stuck where the alarm cannot interrupt it (inside a C call,
@@ -15,8 +16,13 @@ from pathlib import Path
 import pytest
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+_TESTS = Path(__file__).resolve().parent
+# a few test modules share helpers by module name (`from test_mpi import HAVE_MPI`): every test file
+# name is unique across the folders, so each folder is importable from the others
+_FOLDERS = sorted(str(d) for d in _TESTS.iterdir() if d.is_dir() and any(d.glob("test_*.py")))
+for _path in (*_FOLDERS, str(_TESTS), _ROOT):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 #: Seconds between a test's soft timeout (it fails) and the hard one (the process exits).
 HARD_TIMEOUT_GRACE = 15.0

@@ -1,6 +1,6 @@
 """Compiler fuzzing for G2PL: random well-typed programs, a differential oracle, mutation fuzzing.
 
-Three parts, used by `tests/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py` (the big runs):
+Three parts, used by `tests/compiler/test_fuzz.py` (a CI-sized subset) and `bench/fuzz.py` (the big runs):
 
 * `generate(seed)` builds a random WELL-TYPED program (`GenProgram`) from the grammar and the
   type rules of docs/language.md: scalar / vertex / edge values of bool, int, float and vid; sets and
@@ -344,7 +344,7 @@ class ProgramGenerator:
             if elem != "vid":
                 lits.append(self.lit(elem))
             if elem == "int" and self.counters and not self.in_fn:
-                vars_ += [c for c in self.counters if c in self.scope]
+                vars_ += [c for c in sorted(self.counters) if c in self.scope]
         if kind in ("vertex", "edge"):
             vars_ += self.vars_of(Ty(kind, elem))
             if elem == "bool":

@@ -8,9 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Literal
 
+from g2pl.compiler.ir import AggOp, Elem, Kind
 from g2pl.compiler.limits import deep_stack
 from g2pl.errors import Span
+
+#: a binary operator, as the grammar spells it (`\` is set difference, `in` membership)
+BinOpWord = Literal["+", "-", "*", "/", "%", "\\", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "in"]
+#: an aggregation's name: the IR's aggregations and `union` (a vertex set)
+AggWord = Literal[AggOp, "union"]
 
 # ---------------------------------------------------------------- types
 
@@ -19,8 +26,8 @@ from g2pl.errors import Span
 class TypeAnn:
     """A written type: `int`, `vset`, `vertex<float>`, `edge<bool>`, ..."""
 
-    kind: str  # "scalar" | "vertex" | "edge"
-    elem: str  # "bool" | "int" | "float" | "vid"
+    kind: Kind
+    elem: Elem
     span: Span
 
 
@@ -49,7 +56,7 @@ class FloatLit(Expr):
 
 @dataclass(frozen=True)
 class BinOp(Expr):
-    op: str  # + - * / % \ == != < <= > >= && || in
+    op: BinOpWord
     left: Expr
     right: Expr
     op_span: Span
@@ -128,7 +135,7 @@ class Agg(Expr):
     """`op [ head | qualifiers ]`; `heads` has several items for `union [[u, v] | ...]` and
     `argmin [[value, payload] | ...]`; `keys` (read in the qualifiers' scope) for `... by KEY`."""
 
-    op: str
+    op: AggWord
     heads: tuple[Expr, ...]
     quals: tuple[Qualifier, ...]
     op_span: Span

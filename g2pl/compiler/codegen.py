@@ -19,8 +19,17 @@ from pathlib import Path
 import jinja2
 
 from g2pl.compiler import ir
-from g2pl.compiler.exchange import Broadcast, Spec
-from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan
+from g2pl.compiler.exchange import (
+    AggregateExchange,
+    CommonExchange,
+    EndpointRecord,
+    Exchange,
+    KeyedExchange,
+    NbrExchange,
+)
+from g2pl.compiler.passes.sparse import sparse_rest
+from g2pl.compiler.plan import Branch, Goto, Halt, Plan
+from g2pl.contract import Broadcast, Spec
 
 _BINARY = {"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
 _LOGIC = {"&&": "logical_and", "||": "logical_or"}
@@ -159,7 +168,7 @@ class _AtExGen(_ExGen):
     def _ex_Ids(self, e: ir.Ids) -> str:
         return f"{super()._ex_Ids(e)}[_i]"
 
-    def _ex_Rand(self, e: ir.Rand) -> str:  # pragma: no cover - excluded by _sparse_conjunction
+    def _ex_Rand(self, e: ir.Rand) -> str:  # pragma: no cover - excluded by passes.sparse.sparse_rest
         raise AssertionError("rand() is drawn over the whole domain")
 
 
@@ -176,20 +185,6 @@ class _SentGen(_ExGen):
 
     def _ex_Rand(self, e: ir.Rand) -> str:  # pragma: no cover - excluded by receivers._sender_known
         raise AssertionError("a send condition draws no random numbers")
-
-
-def _sparse_conjunction(i: ir.Compute) -> ir.Ex | None:
-    """`rest` when `i` computes `M && rest` over V or E, M a set variable and `rest` worth skipping
-    (two operations or more, no rand()): where M is sparse, `rest` is evaluated at M's members only."""
-    e = i.ex
-    if i.dom not in ("V", "E") or not (isinstance(e, ir.Op) and e.op == "&&"):
-        return None
-    m, rest = e.args
-    if not (isinstance(m, ir.Load) and m.pos == "here" and m.kind != "scalar" and m.elem == "bool"):
-        return None
-    if ir.has_rand(rest) or sum(isinstance(n, (ir.Op, ir.Where)) for n in ir.walk(rest)) < 2:
-        return None
-    return rest
 
 
 def at_sender(e: ir.Ex) -> ir.Ex:
@@ -225,7 +220,7 @@ class CodeGen:
         return "None" if e is None else _ExGen(dom)(e)
 
     def elem_of(self, var: str) -> str:
-        return self.proc.vars[var].elem
+        return self.plan.vars[var].elem
 
     # ---- instructions
 
@@ -233,9 +228,9 @@ class CodeGen:
         return getattr(self, "_instr_" + type(i).__name__)(i)
 
     def _instr_Compute(self, i: ir.Compute) -> list[str]:
-        rest = _sparse_conjunction(i)
-        if rest is not None:  # few members: the rest only at them
-            m = i.ex.args[0].var
+        rest = sparse_rest(i) if i.sparse else None
+        if rest is not None:  # the sparse pass: where the members are few, the rest only at them
+            m = i.ex.args[0].var  # type: ignore[attr-defined]
             return [f"{pyname(i.target)} = rt.vmap(lambda _i: {_AtExGen(i.dom)(rest)}, {i.dom!r}, 'bool', "
                     f"within={pyname(m)})  # evaluated only at the members of {_comment(m)} when they are few"]
         return [f"{pyname(i.target)} = rt.vmap({self.ex(i.ex, i.dom)}, {i.dom!r}, {self.elem_of(i.target)!r})"]
@@ -243,31 +238,31 @@ class CodeGen:
     def _instr_MarkEndpoints(self, i: ir.MarkEndpoints) -> list[str]:
         return [f"{pyname(i.target)} = rt.mark({self.ex(i.mask, 'E')}, sides={i.sides!r})"]
 
-    def _nbr_combine(self, x: Exch) -> list[str]:
+    def _nbr_combine(self, x: NbrExchange) -> list[str]:
         """Sender-side parts (send condition, message values), then one `rt.nbr_combine` call with the
         exchange's spec, the vertex arrays that travel and the head over what arrived."""
-        i, spec = x.instr, x.spec
+        i = x.instr
         lines, kw = [], ""
-        if spec.presence:  # prune: the sender-side condition, evaluated by each sender
-            lines.append(f"_send = {self.ex(at_sender(i.send), 'V')}  # only these vertices send")
+        if x.send is not None:  # prune: the sender-side condition, evaluated by each sender
+            lines.append(f"_send = {self.ex(at_sender(x.send), 'V')}  # only these vertices send")
             kw += ", send=_send"
-        if i.recv is not None:
-            lines.append(f"_recv = {self.ex(i.recv, 'V')}  # only these receivers use the result")
+        if x.recv is not None:
+            lines.append(f"_recv = {self.ex(x.recv, 'V')}  # only these receivers use the result")
             kw += ", recv=_recv"
-        if spec.known:  # receivers: the senders' copy of the set where the result is read
-            kw += f", known={pyname(i.known)}"
-        if spec.along:  # prune: the edge condition, known at both endpoints
-            lines.append(f"_along = {self.ex(ir.on_edges(i.along), 'E')}  # sent only along these edges")
+        if x.known is not None:  # receivers: the senders' copy of the set where the result is read
+            kw += f", known={pyname(x.known)}"
+        if x.along is not None:  # prune: the edge condition, known at both endpoints
+            lines.append(f"_along = {self.ex(ir.on_edges(x.along), 'E')}  # sent only along these edges")
             kw += ", along=_along"
-        if spec.per_entry:
-            head, arrays, what = self._entry_head(i, spec), [pyname(n) for n, _e in spec.fields], "fields"
-        elif spec.transport == "packed":
+        if x.per_entry:
+            head, arrays, what = self._entry_head(x), [pyname(n) for n, _e in x.fields], "fields"
+        elif x.transport == "packed":
             arrays, exts = [], {}
             for role, ex in (("value", i.value), ("mask", i.mask)):
                 if ex is None:
                     continue
                 src = self.ex(at_sender(ex), "V")
-                if (f"{i.target}.{role}", "bool" if role == "mask" else ex.elem) not in spec.fields:
+                if (f"{i.target}.{role}", "bool" if role == "mask" else ex.elem) not in x.fields:
                     exts[role] = src  # the same at every sender
                     continue
                 lines.append(f"_{role} = {src}  # computed by each sender")
@@ -276,23 +271,24 @@ class CodeGen:
             params = ", ".join(f"_x{k}" for k in range(len(arrays)))
             head, what = [f"{_lambda(params)}({exts.get('value', 'None')}, {exts.get('mask', 'None')})"], "message"
         else:
-            g = _ExGen("X", {n: f"_x{k}" for k, (n, _e) in enumerate(spec.fields)})
+            g = _ExGen("X", {n: f"_x{k}" for k, (n, _e) in enumerate(x.fields)})
             val, mask = g(i.value), g(i.mask) if i.mask is not None else "None"
-            params = ", ".join(f"_x{k}" for k in range(len(spec.fields)))
-            head, arrays, what = [f"{_lambda(params)}({val}, {mask})"], [pyname(n) for n, _e in spec.fields], "fields"
-        desc = ", ".join(_comment(n) for n, _e in spec.fields) or "none"
-        call = (f"{pyname(i.target)} = rt.nbr_combine(X{spec.id}, ({''.join(a + ', ' for a in arrays)}), "
+            params = ", ".join(f"_x{k}" for k in range(len(x.fields)))
+            head, arrays, what = [f"{_lambda(params)}({val}, {mask})"], [pyname(n) for n, _e in x.fields], "fields"
+        desc = ", ".join(_comment(n) for n, _e in x.fields) or "none"
+        call = (f"{pyname(i.target)} = rt.nbr_combine(X{x.id}, ({''.join(a + ', ' for a in arrays)}), "
                 f"{head[-1].strip()}{kw})  # {what}: {desc}")
         return lines + head[:-1] + [call]
 
-    def _entry_head(self, i: ir.NbrReduce, spec) -> list[str]:
+    def _entry_head(self, x: NbrExchange) -> list[str]:
         """`def _head(E, _x0, ...)`: the value and filter per adjacency entry E (sender E.nbr, receiver
         E.own, edge E.eid), over the arrived fields; its name is the last line."""
+        i = x.instr
         g = _ExGen("A")
         val = g(i.value)
         mask = g(i.mask) if i.mask is not None else "None"
-        field_of = {n: k for k, (n, _e) in enumerate(spec.fields)}
-        params = "".join(f", _x{k}" for k in range(len(spec.fields)))
+        field_of = {n: k for k, (n, _e) in enumerate(x.fields)}
+        params = "".join(f", _x{k}" for k in range(len(x.fields)))
         body = []
         for (var, pos), local in g.adj_reads.items():
             if pos == "nbr":
@@ -301,73 +297,74 @@ class CodeGen:
                 body.append(f"{local} = {pyname(var)}[E.own]")
             else:
                 body.append(f"{local} = E.edge({pyname(var)})")
-        name = f"_head{spec.id}"
+        name = f"_head{x.id}"
         return [f"def {name}(E{params}):  # per adjacency entry E"] + ["    " + b for b in body] + [
             f"    return {val}, {mask}", name]
 
-    def _common(self, x: Exch) -> list[str]:
+    def _common(self, x: CommonExchange) -> list[str]:
         """`def _commonN(C, ...)`: the value and filter per common neighbour C (edge C.edge, endpoints
         C.src and C.dst, neighbour C.nbr, connecting edges C.src_nbr and C.dst_nbr) over the vertex
         fields (owned + ghost values) and edge fields (local + shipped values); then one `rt.common`
         call.  A plain count passes no head: the runtime counts triangles without listing them."""
-        i, spec = x.instr, x.spec
+        i = x.instr
         within = f", within={pyname(i.within)}" if i.within is not None else ""
-        vf = "".join(pyname(n) + ", " for n, _e in spec.fields)
-        ef = "".join(pyname(n) + ", " for n, _e in spec.edge_fields)
-        call = f"{pyname(i.target)} = rt.common(X{spec.id}, ({vf}), ({ef}), {{head}}{within})"
+        vf = "".join(pyname(n) + ", " for n, _e in x.fields)
+        ef = "".join(pyname(n) + ", " for n, _e in x.edge_fields)
+        call = f"{pyname(i.target)} = rt.common(X{x.id}, ({vf}), ({ef}), {{head}}{within})"
         if i.op == "count" and i.mask is None:
             return [call.format(head="None") + "  # triangles through each edge"]
         g = _ExGen("W")
         val = g(i.value)
         mask = g(i.mask) if i.mask is not None else "None"
-        vk = {n: k for k, (n, _e) in enumerate(spec.fields)}
-        ek = {n: k for k, (n, _e) in enumerate(spec.edge_fields)}
+        vk = {n: k for k, (n, _e) in enumerate(x.fields)}
+        ek = {n: k for k, (n, _e) in enumerate(x.edge_fields)}
         body = []
         for (var, pos), local in g.adj_reads.items():
             if pos in ("src", "dst", "nbr"):
                 body.append(f"{local} = _v{vk[var]}[C.{pos}]")
             else:
                 body.append(f"{local} = _e{ek[var]}[C.{'edge' if pos == 'here' else pos}]")
-        params = "".join(f", _v{k}" for k in range(len(spec.fields)))
-        params += "".join(f", _e{k}" for k in range(len(spec.edge_fields)))
-        name = f"_common{spec.id}"
+        params = "".join(f", _v{k}" for k in range(len(x.fields)))
+        params += "".join(f", _e{k}" for k in range(len(x.edge_fields)))
+        name = f"_common{x.id}"
         return ([f"def {name}(C{params}):  # per common neighbour C of an edge's endpoints"]
                 + ["    " + b for b in body] + [f"    return {val}, {mask}", call.format(head=name)])
 
-    def _aggregate(self, x: Exch) -> list[str]:
+    def _aggregate(self, x: AggregateExchange) -> list[str]:
         i = x.instr
-        return [f"rt.aggregate(X{x.spec.id}, {self.ex(i.value, i.dom)}, {self.ex(i.mask, i.dom)})"]
+        return [f"rt.aggregate(X{x.id}, {self.ex(i.value, i.dom)}, {self.ex(i.mask, i.dom)})"]
 
-    def _endpoints(self, x: Exch) -> list[str]:
-        i, spec = x.instr, x.spec
-        arrays = "".join(pyname(v) + ", " for v, _e in spec.fields)
+    def _endpoints(self, x: EndpointRecord) -> list[str]:
+        i = x.instr
+        arrays = "".join(pyname(v) + ", " for v, _e in x.fields)
         lines, kw = [], ""
-        if spec.need:
+        if x.need:
             lines.append(f"_need = {self.ex(i.need, 'E')}  # the values are only used along these edges")
             kw = ", need=_need"
-        if spec.sent:  # receivers: where each read's value can matter, as its sender decides
-            conds = ", ".join("None" if c is None else _SentGen("E")(c) for c in i.sent)
+        if x.sent:  # receivers: where each read's value can matter, as its sender decides
+            conds = ", ".join("None" if c is None else _SentGen("E")(c) for c in x.sent)
             kw += f", sent=lambda _e, {', '.join(pyname(t) for t in i.targets)}: ({conds}, )"
         kept = ""
-        if spec.delta:  # delta: the copies of the last run's values; only changed ones are sent
-            kept = "".join(pyname(t) + ", " for t in i.keep)
+        if x.keep:  # delta: the copies of the last run's values; only changed ones are sent
+            kept = "".join(pyname(t) + ", " for t in x.keep)
             kw += f", keep=({kept})"
-        if spec.within:  # edgeset: the conjunction of the fields, as a shrinking set
-            return lines + [f"{pyname(i.within)}, {kept}= rt.endpoints(X{spec.id}, ({arrays}){kw})  "
+        if x.within is not None:  # edgeset: the conjunction of the fields, as a shrinking set
+            return lines + [f"{pyname(x.within)}, {kept}= rt.endpoints(X{x.id}, ({arrays}){kw})  "
                             f"# edges with {_comment(i.conjunction())}"]
         reads = ", ".join(f"{_comment(v)}@{side}" for v, side, _e in i.fields)
-        return lines + [f"{''.join(pyname(t) + ', ' for t in i.targets)}{kept}= rt.endpoints(X{spec.id}, "
+        return lines + [f"{''.join(pyname(t) + ', ' for t in i.targets)}{kept}= rt.endpoints(X{x.id}, "
                         f"({arrays}){kw})  # {reads}"]
 
-    def _remote(self, x: Exch) -> list[str]:
+    def _remote(self, x: Exchange) -> list[str]:
         i = x.instr
         if isinstance(i, ir.RemoteMark):
             return [f"{pyname(i.target)} = rt.mark({self.ex(i.mask, i.dom)}, ids={self.ex(i.index, i.dom)}, "
-                    f"spec=X{x.spec.id})"]
+                    f"spec=X{x.id})"]
+        assert isinstance(i, ir.RemoteRead)  # (the other exchanges have their own method)
         req = "rq" + pyname(i.target)
         if x.phase == "request":
-            return [f"{req} = rt.remote_request(X{x.spec.id}, {self.ex(i.index, i.dom)})"]
-        return [f"{pyname(i.target)} = rt.remote_reply(X{x.spec.id}, {pyname(i.var)}, {req})"]
+            return [f"{req} = rt.remote_request(X{x.id}, {self.ex(i.index, i.dom)})"]
+        return [f"{pyname(i.target)} = rt.remote_reply(X{x.id}, {pyname(i.var)}, {req})"]
 
     # ---- states
 
@@ -396,26 +393,25 @@ class CodeGen:
         out += ["    " + b for b in body]
         return out
 
-    def exchange(self, x: Exch) -> list[str]:
-        kind = x.spec.kind
-        if kind == "nbr":
+    def exchange(self, x: Exchange) -> list[str]:
+        if isinstance(x, NbrExchange):
             return self._nbr_combine(x)
-        if kind == "endpoint":
+        if isinstance(x, EndpointRecord):
             return self._endpoints(x)
-        if kind == "aggregate":
+        if isinstance(x, AggregateExchange):
             return self._aggregate(x)
-        if kind == "common":
+        if isinstance(x, CommonExchange):
             return self._common(x)
-        if kind == "keyed":
+        if isinstance(x, KeyedExchange):
             return self._keyed(x)
         return self._remote(x)
 
-    def _keyed(self, x: Exch) -> list[str]:
+    def _keyed(self, x: KeyedExchange) -> list[str]:
         """One `rt.keyed` call: the keys, value, payload and filter per element of the domain."""
         i = x.instr
         keys = "".join(self.ex(k, i.dom) + ", " for k in i.keys)
         payload = "" if i.payload is None else f", payload={self.ex(i.payload, i.dom)}"
-        return [f"{pyname(i.target)} = rt.keyed(X{x.spec.id}, ({keys}), {self.ex(i.value, i.dom)}, "
+        return [f"{pyname(i.target)} = rt.keyed(X{x.id}, ({keys}), {self.ex(i.value, i.dom)}, "
                 f"{self.ex(i.mask, i.dom)}{payload})  # {_comment(i.describe())}"]
 
     def broadcast_name(self, b: Broadcast) -> str:
@@ -446,12 +442,12 @@ class CodeGen:
         """(kind, element type) of each variable of `variables()`; a pending remote request is
         ("request", elem). A checkpoint is checked against these before it is resumed."""
         params = dict(self.proc.params)
-        out = {pyname(v): (t.kind, t.elem) for v, t in self.proc.vars.items()
-               if not v.startswith("@") and v not in params}
+        out: dict[str, tuple[str, str]] = {pyname(v): (t.kind, t.elem) for v, t in self.plan.vars.items()
+                                           if not v.startswith("@") and v not in params}
         for st in self.plan.states:
             for x in st.exchange:
                 if isinstance(x.instr, ir.RemoteRead):
-                    out.setdefault("rq" + pyname(x.instr.target), ("request", self.proc.vars[x.instr.target].elem))
+                    out.setdefault("rq" + pyname(x.instr.target), ("request", self.plan.vars[x.instr.target].elem))
         return out
 
     def module(self) -> str:
@@ -464,8 +460,8 @@ class CodeGen:
             prologue += [f"{' = '.join(names)} = None  # every variable: what a checkpoint saves",
                          "if _saved is not None:", f"    {', '.join(names)}, = _saved"]
         states = [self.state(s) for s in plan.states]  # (names the broadcast constants)
-        specs = [x.spec for s in plan.states for x in s.exchange]
-        lines = {x.spec.id: x.instr.span.line for s in plan.states for x in s.exchange}
+        specs = [x.spec() for s in plan.states for x in s.exchange]
+        lines = {x.id: x.instr.span.line for s in plan.states for x in s.exchange}
         consts = [f"X{sp.id} = {render_spec(sp)}  # L{lines[sp.id]}" for sp in sorted(specs, key=lambda sp: sp.id)]
         consts += [f"{name} = Broadcast({b.record!r}{f', packed={b.packed!r}' if b.packed else ''})  "
                    "# the naive code's record, every superstep" for b, name in self.broadcasts.items()]
@@ -535,9 +531,10 @@ def state_sets(plan: Plan, names: list[str]) -> dict[int, tuple[str, ...]]:
         found = {pyname(d) for i in s.instrs for d in i.defs()}
         for x in s.exchange:
             if x.phase == "request":
+                assert isinstance(x.instr, ir.RemoteRead)  # (only a remote read has a request)
                 found.add("rq" + pyname(x.instr.target))
             else:
-                found.update(pyname(d) for d in x.instr.defs())
+                found.update(pyname(d) for d in x.defs())
         out[s.id] = tuple(sorted((n for n in found if n in index), key=index.__getitem__))
     return out
 

@@ -15,9 +15,10 @@ import textwrap
 from pathlib import Path
 
 from g2pl.compiler import ir
-from g2pl.compiler.plan import Branch, Exch, Goto, Halt, Plan, describe_exchange, exchange_fields
+from g2pl.compiler.plan import Branch, Goto, Halt, Plan
+from g2pl.contract import record_size
 from g2pl.errors import G2PLError
-from g2pl.output_files import write_atomic
+from g2pl.io.output_files import write_atomic
 
 WIDTH = 72  # characters per label line before wrapping
 
@@ -29,46 +30,6 @@ def _q(text: str) -> str:
 
 def _wrap(line: str, indent: str = "    ") -> list[str]:
     return textwrap.wrap(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
-
-
-def _size(elem: ir.Elem, packed: bool) -> str:
-    if packed and elem == "bool":
-        return "1 bit"
-    return f"{ir.ELEM_SIZE[elem]} B"
-
-
-def exchange_cost(x: Exch, plan: Plan) -> str:
-    """What one exchange's records carry, in a line: fields and sizes (or the packed layout)."""
-    i = x.instr
-    if isinstance(i, (ir.NbrReduce, ir.EndpointExchange)):
-        if x.spec.transport == "packed":
-            fields = ([("present", "bool")] if x.spec.presence else []) + list(x.spec.fields)
-            bits = sum(1 if e == "bool" else 8 * ir.ELEM_SIZE[e] for _n, e in fields)
-            desc = ", ".join(f"{n}:{'bit' if e == 'bool' else e}" for n, e in fields) or "no fields"
-            return f"record {desc} = {bits} bit{'' if bits == 1 else 's'}"
-        fields = exchange_fields(i, plan.proc)
-        used = ", ".join(f"{f.name}:{f.elem} ({f.size} B)" for f in fields) or "none"
-        rb = sum(f.size for f in plan.program_fields())
-        return f"fields {used}; each record is the whole program record, {rb} B"
-    if isinstance(i, ir.GlobalReduce):
-        if i.op == "mode":  # not a fixed-size partial: counts of distinct values, merged exactly
-            return "aggregator: each rank's (value, count) pairs, gathered by every rank and merged"
-        return f"aggregator: one {i.elem} per rank, combined with `{i.op}` in one Allreduce"
-    if isinstance(i, ir.RemoteRead):
-        if x.phase == "request":
-            return "request: one vid (8 B) per reading element, to the owner rank"
-        return f"reply: one {i.elem} ({ir.ELEM_SIZE[i.elem]} B) per request"
-    if isinstance(i, ir.RemoteMark):
-        return "one vid (8 B) per marked vertex, to its owner rank"
-    if isinstance(i, ir.CommonReduce):
-        per = 8 + sum(ir.ELEM_SIZE[e] for _n, e in x.spec.edge_fields)
-        vf = ", ".join(f"{n}:{e}" for n, e in x.spec.fields)
-        return (f"neighbour lists of mirrored vertices, {per} B per entry (ID"
-                + "".join(f", {n}" for n, _e in x.spec.edge_fields) + "), once"
-                + (f"; ghost values {vf} packed" if vf else ""))
-    if isinstance(i, ir.KeyedReduce):
-        return "one record per (rank, key), to the key's owner rank"
-    return ""
 
 
 def plan_to_dot(plan: Plan) -> str:
@@ -83,8 +44,8 @@ def plan_to_dot(plan: Plan) -> str:
         for i in s.instrs:
             lines += _wrap(f"L{i.span.line}: {ir.show_instr(i)}")
         for x in s.exchange:
-            lines += _wrap(f"=> L{x.instr.span.line}: {describe_exchange(x, plan.proc)}")
-            cost = exchange_cost(x, plan)
+            lines += _wrap(f"=> L{x.instr.span.line}: {x.action()}")
+            cost = x.layout()
             if cost:
                 lines += _wrap(f"   carries: {cost}", "      ")
         if isinstance(s.term, Halt):
@@ -113,9 +74,8 @@ def _notes(plan: Plan) -> str:
     lines = [f"procedure {proc.name}, -O{plan.opt_level}: {len(plan.states)} states, "
              f"{len(plan.exchange_states())} with an exchange"]
     if plan.record_sent():
-        fields = plan.program_fields()
-        fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "none"
-        lines += _wrap(f"record (every exchange superstep): {fl} = {sum(f.size for f in fields)} B")
+        fl = ", ".join(f"{n}:{e}" for n, e in plan.record) or "none"
+        lines += _wrap(f"record (every exchange superstep): {fl} = {record_size(plan.record)} B")
     lines.append("optimizations:" if plan.log else "optimizations: none (-O0)")
     for entry in plan.log:
         lines += _wrap(f"- {entry}")

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 
 from g2pl.compiler import ast as A
 from g2pl.compiler import ir
-from g2pl.compiler.dot import exchange_cost
+from g2pl.compiler.exchange import Exchange
 from g2pl.compiler.limits import deep_stack
 from g2pl.compiler.passlog import PassNote
-from g2pl.compiler.plan import Branch, Exch, Halt, Plan, State
+from g2pl.compiler.plan import Branch, Halt, Plan, State
+from g2pl.contract import record_size
 
 STMT_WIDTH = 44
 
@@ -36,7 +37,7 @@ class Row:
     calls: list[str] = field(default_factory=list)
     states: set[int] = field(default_factory=set)
     local: list[ir.Instr] = field(default_factory=list)
-    exchanges: list[tuple[State, Exch]] = field(default_factory=list)
+    exchanges: list[tuple[State, Exchange]] = field(default_factory=list)
     opts: list[PassNote] = field(default_factory=list)
 
 
@@ -109,56 +110,11 @@ def _first_supersteps(plan: Plan) -> dict[int, int]:
     return dist
 
 
-_KINDS = {  # exchange instruction -> (singular, plural)
-    ir.NbrReduce: ("neighbour messages", "neighbour message exchanges"),
-    ir.GlobalReduce: ("aggregator", "aggregators"),
-    ir.EndpointExchange: ("endpoint exchange", "endpoint exchanges"),
-    ir.RemoteRead: ("remote read", "remote reads"),
-    ir.RemoteMark: ("remote mark", "remote marks"),
-    ir.CommonReduce: ("common-neighbour aggregation", "common-neighbour aggregations"),
-    ir.KeyedReduce: ("keyed aggregation", "keyed aggregations"),
-}
-
-
-def _kind(x: Exch, n: int = 1) -> str:
-    one, many = _KINDS.get(type(x.instr), ("exchange", "exchanges"))
-    if isinstance(x.instr, ir.RemoteRead) and n == 1:
+def _kind(x: Exchange, n: int = 1) -> str:
+    one, many = x.words
+    if x.phase and n == 1:
         return f"{one} {x.phase}"
     return one if n == 1 else f"{n} {many}"
-
-
-def _what(x: Exch, plan: Plan) -> str:
-    """A short description of one exchange (what it computes, where messages go)."""
-    i = x.instr
-    if isinstance(i, ir.NbrReduce):
-        d = f"{i.op} over {'out' if i.out else 'in'}-neighbours -> {i.target}"
-        if x.spec.presence and i.send is not None:
-            d += f"; records only from senders where {ir.show_ex(i.send)}"
-        else:
-            d += "; one record per adjacency entry"
-        if i.push:
-            d += "; pushed from few active senders, else pulled"
-        return d + ("; no combiner: values counted per receiver" if i.op == "mode" else f"; combiner {i.op}")
-    if isinstance(i, ir.GlobalReduce):
-        return f"{i.op} over {'vertices' if i.dom == 'V' else 'edges'} -> {i.target}"
-    if isinstance(i, ir.CommonReduce):
-        within = f", triangles within {i.within} only" if i.within is not None else ""
-        return (f"{i.op} over the common neighbours of each edge's endpoints -> {i.target}{within}; "
-                "neighbour lists of mirrors shipped once, triangles listed by degree order")
-    if isinstance(i, ir.EndpointExchange):
-        d = ", ".join(f"{v}@{s}" for v, s, _e in i.fields)
-        if i.within is not None:
-            d += f"; their conjunction {i.within}, re-checked only on its previous edges while the sets shrink"
-        if x.spec.need:
-            d += f"; only along edges where {ir.show_ex(i.need)}"
-        return d
-    if isinstance(i, ir.RemoteRead):
-        return f"{i.target} = {i.var}[{ir.show_ex(i.index)}]"
-    if isinstance(i, ir.RemoteMark):
-        return f"{i.target} = vertices with ID {ir.show_ex(i.index)}"
-    if isinstance(i, ir.KeyedReduce):
-        return f"{i.target} = {i.describe()}"
-    return ir.show_instr(i)
 
 
 def _attach_log(plan: Plan, rows: list[Row]) -> list[PassNote]:
@@ -213,9 +169,8 @@ def _render(module: A.Module, plan: Plan, rows: list[Row], general: list[PassNot
     if not plan.record_sent():
         out.append("records: packed per superstep, only the fields each exchange needs (bools as bits)")
     else:
-        fields = plan.program_fields()
-        fl = ", ".join(f"{f.name}:{f.elem}" for f in fields) or "none"
-        rb = sum(f.size for f in fields)
+        fl = ", ".join(f"{n}:{e}" for n, e in plan.record) or "none"
+        rb = record_size(plan.record)
         out.append(f"records: every exchange superstep sends the whole program record along every adjacency "
                    f"entry: {fl} = {rb} B")
     if not plan.log:
@@ -234,9 +189,9 @@ def _render(module: A.Module, plan: Plan, rows: list[Row], general: list[PassNot
         if r.loop is not None and steps:
             step += f" (loop L{r.loop})" if not isinstance(r.stmt, A.While) else " (loop)"
         if r.exchanges:
-            kinds: dict[type, list[Exch]] = {}
+            kinds: dict[type, list[Exchange]] = {}
             for _s, x in r.exchanges:
-                kinds.setdefault(type(x.instr), []).append(x)
+                kinds.setdefault(type(x), []).append(x)
             runs = "exchange: " + ", ".join(_kind(xs[0], len(xs)) for xs in kinds.values())
         elif isinstance(r.stmt, (A.While, A.If)):
             runs = "local: branch" if r.states else "-"
@@ -251,8 +206,8 @@ def _render(module: A.Module, plan: Plan, rows: list[Row], general: list[PassNot
             out.append(f"{pad}inlines  {where}")
         for st, x in r.exchanges:
             phase = f" {x.phase}" if x.phase else ""
-            out.append(f"{pad}state {st.id}: {_KINDS.get(type(x.instr), ('exchange',))[0]}{phase}: {_what(x, plan)}")
-            out.append(f"{pad}  cost   {exchange_cost(x, plan)}")
+            out.append(f"{pad}state {st.id}: {x.words[0]}{phase}: {x.summary()}")
+            out.append(f"{pad}  cost   {x.layout()}")
         for entry in r.opts:
             out.append(f"{pad}opt      {entry}")
     return "\n".join(out)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from g2pl.errors import Span
 
@@ -56,10 +56,17 @@ ExOp = Literal["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", 
                "min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float",
                "idiv", "bitand", "bitor", "bitxor", "bitnot", "shl", "shr"]
 
-#: bytes per value (also the runtime's record layout)
-ELEM_SIZE: dict[Elem, int] = {"bool": 1, "int": 8, "float": 8, "vid": 8}
-#: what a skipped element gets (also the runtime's)
-DEFAULTS: dict[Elem, bool | int | float] = {"bool": False, "int": 0, "float": 0.0, "vid": -1}
+#: every element type
+ELEMS: tuple[Elem, ...] = get_args(Elem)
+
+
+def as_elem(word: str) -> Elem:
+    """`word`, an element type held as a plain string (a contract `Field`'s); ValueError if it is none."""
+    if word in ELEMS:
+        return word
+    raise ValueError(f"not an element type: {word!r}")
+
+
 KIND_WORD: dict[Kind, str] = {"scalar": "scalar", "vertex": "vertex graph", "edge": "edge graph"}
 DOMAIN_OF_KIND: dict[Kind, Dom] = {"scalar": "S", "vertex": "V", "edge": "E"}
 
@@ -270,11 +277,15 @@ class Instr:
 
 @dataclass(frozen=True)
 class Compute(Instr):
-    """target = ex, evaluated over domain `dom` (S, V or E); purely local."""
+    """target = ex, evaluated over domain `dom` (S, V or E); purely local.
+
+    `sparse` (the sparse pass): `ex` is `M && rest` with M a set variable, and `rest` is evaluated
+    only at M's members when they are few."""
 
     target: str
     dom: Dom
     ex: Ex
+    sparse: bool = False
 
     def defs(self) -> tuple[str, ...]:
         return (self.target,)
@@ -312,24 +323,13 @@ class NbrReduce(Instr):
     value: Ex
     mask: Ex | None
     elem: Elem  # result element type
-    send: Ex | None = None  # (after prune) the sender-side part of the filter: who sends at all
-    push: bool = False  # (after direction) may be pushed from the active senders when they are few
-    # (after direction) receiver-side condition outside which the result is never used: a pull may
-    # skip those receivers (their result is unspecified)
-    recv: Ex | None = None
-    # (after prune) the filter's conjuncts over the connecting edge alone (`e in S`): edge values live at
-    # both endpoints, so a sender sends only along the entries where they hold (they stay in `mask`)
-    along: Ex | None = None
-    # (after receivers) a vertex bool var: the senders' kept copy of a set outside which the result is
-    # never read; a sender sends only to neighbours in it (not a use: None before its first copy)
-    known: str | None = None
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
         return (self.target,)
 
     def uses(self) -> set[str]:
-        return reads(self.value) | reads(self.mask) | reads(self.send) | reads(self.recv) | reads(self.along)
+        return reads(self.value) | reads(self.mask)
 
 
 @dataclass(frozen=True)
@@ -383,21 +383,13 @@ class EndpointExchange(Instr):
 
     fields: tuple[tuple[str, Side, Elem], ...]  # (vertex var, endpoint it is read at, its elem)
     targets: tuple[str, ...]
-    need: Ex | None = None  # edge condition (over edge vars) outside which the values are never used
-    # set by the edgeset pass: the exchange defines only this edge<bool> variable, the conjunction of
-    # every (bool) field at its endpoint (a set that shrinks while the vertex sets do)
-    within: str | None = None
-    # set by the delta pass: one vertex var per field holding its values (owned and ghost) as last
-    # exchanged; the exchange sends only the values that changed and returns the new copies
-    keep: tuple[str, ...] = ()
-    # set by the receivers pass: per field read (as `targets`), an edge condition reading only that
-    # read's own target, the endpoint IDs and constants, outside which its value is never used: the
-    # sender (who has the value and knows the edge) sends along the edge only where it holds
-    sent: tuple[Ex | None, ...] = ()
+    # edge condition (over edge vars) outside which the values are never used (what the lowering knows;
+    # prune decides whether the exchange sends only there: `exchange.EndpointRecord.need`)
+    need: Ex | None = None
     exchange = True
 
     def defs(self) -> tuple[str, ...]:
-        return ((self.within,) if self.within is not None else self.targets) + self.keep
+        return self.targets
 
     def conjunction(self) -> str:
         """`X@src && Y@dst`: the edge set an edgeset exchange defines, for plans, logs and comments."""
@@ -581,15 +573,13 @@ def show_ex(e: Ex) -> str:
 
 def show_instr(i: Instr) -> str:
     if isinstance(i, Compute):
-        return f"{i.target} = [{i.dom}] {show_ex(i.ex)}"
+        sparse = f"  (only at the members of {show_ex(i.ex.args[0])} when few)" if i.sparse else ""  # type: ignore[attr-defined]
+        return f"{i.target} = [{i.dom}] {show_ex(i.ex)}{sparse}"
     if isinstance(i, MarkEndpoints):
         return f"{i.target} = mark-endpoints[{','.join(i.sides)}] where {show_ex(i.mask)}"
     if isinstance(i, NbrReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
-        send = f" sent if {show_ex(i.send)}" if i.send is not None else ""
-        send += " (push/pull)" if i.push else ""
-        send += f" (pulled only where {show_ex(i.recv)})" if i.recv is not None else ""
-        return f"{i.target} = {i.op} over {'out' if i.out else 'in'}-neighbours of {show_ex(i.value)}{send}{mask}"
+        return f"{i.target} = {i.op} over {'out' if i.out else 'in'}-neighbours of {show_ex(i.value)}{mask}"
     if isinstance(i, GlobalReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
         return f"{i.target} = {i.op} over {i.dom} of {show_ex(i.value)}{mask}"
@@ -599,8 +589,6 @@ def show_instr(i: Instr) -> str:
         sides = "/".join("out" if o else "in" for o in i.outs)
         return f"{i.target} = {i.op} over common {sides}-neighbours of {show_ex(i.value)}{within}{mask}"
     if isinstance(i, EndpointExchange):
-        if i.within is not None:
-            return f"{i.within} = edges with {i.conjunction()}  (endpoint exchange, shrinking set)"
         return ", ".join(f"{t} = {f[0]}@{f[1]}" for f, t in zip(i.fields, i.targets)) + "  (endpoint exchange)"
     if isinstance(i, RemoteRead):
         return f"{i.target} = {i.var}[{show_ex(i.index)}]  (remote read from {i.dom})"

@@ -2,7 +2,8 @@
 
 Syntax errors become `G2PLError`s with the position, the source line, a caret
 and what the parser expected (in words, not terminal names), plus a hint from
-a table of common mistakes (`_HINTS`).
+a table of common mistakes (`_HINTS`) or, first, from the habits of other languages
+(`g2pl.compiler.hints`: `#` comments, `a // b`, `for v in V`, `x += 1`).
 """
 
 from __future__ import annotations
@@ -11,17 +12,23 @@ import functools
 import math
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.tree import Meta
 
 from g2pl.compiler import ast as A
+from g2pl.compiler import ir
+from g2pl.compiler.hints import character_hint, syntax_hint
 from g2pl.compiler.limits import MAX_NESTING, deep_stack
 from g2pl.errors import G2PLError, Span
-from g2pl.numtext import beyond_int64
+from g2pl.io.numtext import beyond_int64
 
-AGG_OPS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count", "mode")
-ELEM_TYPES = ("bool", "int", "float", "vid")
+AGG_OPS: tuple[A.AggWord, ...] = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count", "mode")
+ELEM_TYPES: tuple[ir.Elem, ...] = ("bool", "int", "float", "vid")
+#: the type constructors `vertex<T>`, `edge<T>`
+GRAPH_KINDS: tuple[ir.Kind, ...] = ("vertex", "edge")
 
 
 def _grammar_text() -> str:
@@ -36,11 +43,15 @@ def _parser() -> Lark:
     return Lark(_grammar_text(), parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
-def _span(meta_or_tok: object) -> Span:
+def _span(meta_or_tok: Token | Meta) -> Span:
     if isinstance(meta_or_tok, Token):
-        return Span(meta_or_tok.line, meta_or_tok.column, meta_or_tok.end_line, meta_or_tok.end_column)
+        tok = meta_or_tok
+        # (lark types a token's position optional: the lexer's tokens, the only ones here, all have one)
+        assert tok.line is not None and tok.column is not None and tok.end_line is not None \
+            and tok.end_column is not None
+        return Span(tok.line, tok.column, tok.end_line, tok.end_column)
     m = meta_or_tok
-    return Span(m.line, m.column, m.end_line, m.end_column)  # type: ignore[attr-defined]
+    return Span(m.line, m.column, m.end_line, m.end_column)
 
 
 def _type_ann(name: Token, arg: Token | None, span: Span) -> A.TypeAnn:
@@ -55,11 +66,12 @@ def _type_ann(name: Token, arg: Token | None, span: Span) -> A.TypeAnn:
         raise G2PLError(
             f"unknown type `{n}`; expected one of bool, int, float, vid, vset, eset, vertex<T>, edge<T>", span=span
         )
-    if n not in ("vertex", "edge"):
+    if n not in GRAPH_KINDS:
         raise G2PLError(f"unknown type constructor `{n}`; expected `vertex<T>` or `edge<T>`", span=span)
-    if str(arg) not in ELEM_TYPES:
+    elem = str(arg)
+    if elem not in ELEM_TYPES:
         raise G2PLError(f"unknown element type `{arg}`; expected one of bool, int, float, vid", span=_span(arg))
-    return A.TypeAnn(n, str(arg), span)
+    return A.TypeAnn(n, elem, span)
 
 
 INT64_MAX = 2**63 - 1
@@ -140,7 +152,8 @@ class _ToAst(Transformer):
 
     def binop(self, meta, ch):
         left, op, right = ch
-        return A.BinOp(_span(meta), str(op), left, right, _span(op))
+        # one of the grammar's operator terminals (OROR, ANDAND, EQOP, RELOP, IN, ADDOP, DIFF, MULOP)
+        return A.BinOp(_span(meta), cast(A.BinOpWord, str(op)), left, right, _span(op))
 
     def unop(self, meta, ch):
         op, operand = ch
@@ -248,6 +261,10 @@ _TOKEN_WORDS = {
     "MORETHAN": "`>`",
 }
 
+# The habit hints read the tokens of at most this many lines, and characters, before the error.
+_HINT_LINES = 5
+_HINT_CHARS = 4000
+
 # Common mistakes: a snippet that fails the same way -> hint (Lark's match_examples).
 _HINTS = {
     "a statement must end with `;`": ["p() { x = 1 }", "p() { x = 1 y = 2; }", "p() { return x }"],
@@ -266,9 +283,49 @@ def _expected_words(expected: set[str]) -> str:
     return ", ".join(words)
 
 
+def _tokens_before(text: str, bad: Token) -> list[Token]:
+    """The last tokens of `text` before `bad` (from a few lines up), comments included, whitespace left
+    out: what the habit hints read.  Only a window is lexed, so a huge program costs no more."""
+    end = len(text) if bad.type == "$END" else bad.start_pos
+    assert end is not None  # (a lexed token has its position)
+    start = end
+    for _ in range(_HINT_LINES):
+        start = text.rfind("\n", 0, max(start - 1, 0)) + 1
+        if start == 0:
+            break
+    start = max(start, end - _HINT_CHARS)
+    line_offset = text.count("\n", 0, start)
+    out: list[Token] = []
+    try:
+        for tok in _parser().lex(text[start:end], dont_ignore=True):
+            if tok.type not in ("WS", "BLOCK_COMMENT"):
+                assert tok.line is not None
+                tok.line += line_offset
+                out.append(tok)
+    except UnexpectedInput:  # text the lexer refuses: what came before it is enough
+        pass
+    return out
+
+
+def _lex_pos(err: UnexpectedCharacters) -> int:
+    """Where in the text the lexer stopped (lark types `pos_in_stream` None, its class default)."""
+    return err.pos_in_stream  # type: ignore[return-value]  # lark types it None; the lexer sets an int
+
+
+def _habit_hint(err: UnexpectedInput, text: str) -> str | None:
+    try:
+        if isinstance(err, UnexpectedToken):
+            return syntax_hint(text, _tokens_before(text, err.token), err.token)
+        if isinstance(err, UnexpectedCharacters) and _lex_pos(err) < len(text):
+            return character_hint(text[_lex_pos(err)])
+    except Exception:  # noqa: BLE001 - a failed hint lookup must not hide the real error
+        pass
+    return None
+
+
 def _syntax_error(err: UnexpectedInput, text: str, file: str) -> G2PLError:
-    hint = None
-    if isinstance(err, UnexpectedToken):
+    hint = _habit_hint(err, text)
+    if hint is None and isinstance(err, UnexpectedToken):
         try:
             hint = err.match_examples(_parser().parse, _HINTS, use_accepts=True)
         except Exception:  # noqa: BLE001 - a failed hint lookup must not hide the real error
@@ -283,7 +340,7 @@ def _syntax_error(err: UnexpectedInput, text: str, file: str) -> G2PLError:
     elif isinstance(err, UnexpectedToken):
         msg = f"unexpected `{err.token}`; expected {_expected_words(err.expected)}"
     elif isinstance(err, UnexpectedCharacters):
-        ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else "?"
+        ch = text[_lex_pos(err)] if _lex_pos(err) < len(text) else "?"
         allowed = getattr(err, "allowed", None) or set()
         msg = f"unexpected character `{ch}`" + (f"; expected {_expected_words(allowed)}" if allowed else "")
     elif isinstance(err, UnexpectedEOF):

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from g2pl.compiler import ir
+from g2pl.compiler.exchange import Exchange
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the plan holds a log of these: its module imports this one
     from g2pl.compiler.plan import State
 
 
@@ -38,18 +39,18 @@ class PassNote:
         return f"{self.pass_name}: {self.text}"
 
     @classmethod
-    def on(cls, pass_name: str, instr: ir.Instr, text: str, vars: tuple[str, ...] | None = None) -> PassNote:
-        """A note about instruction `instr`: at its line, naming its statement and, unless `vars` says
-        otherwise, the variables it defines."""
+    def on(cls, pass_name: str, about: ir.Instr | Exchange, text: str, vars: tuple[str, ...] | None = None) -> PassNote:
+        """A note about an instruction or an exchange: at its line, naming its statement and, unless
+        `vars` says otherwise, the variables it defines."""
+        instr = about.instr if isinstance(about, Exchange) else about
         return cls(pass_name, text, line=instr.span.line, origins=(instr.origin,),
-                   vars=tuple(instr.defs()) if vars is None else vars)
+                   vars=tuple(about.defs()) if vars is None else vars)
 
     @classmethod
     def on_state(cls, pass_name: str, state: State, text: str) -> PassNote:
         """A note about plan state `state`: naming the statements whose exchanges end it."""
-        instrs = [x.instr for x in state.exchange]
-        return cls(pass_name, text, state=state.id, origins=tuple(dict.fromkeys(i.origin for i in instrs)),
-                   vars=tuple(dict.fromkeys(d for i in instrs for d in i.defs())))
+        return cls(pass_name, text, state=state.id, origins=tuple(dict.fromkeys(x.instr.origin for x in state.exchange)),
+                   vars=tuple(dict.fromkeys(d for x in state.exchange for d in x.defs())))
 
 
 #: the log the passes append to, in pass order

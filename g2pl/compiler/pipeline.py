@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from g2pl.compiler import ast as A
 from g2pl.compiler import ir
 from g2pl.compiler.codegen import generate
-from g2pl.compiler.flatten import flatten
 from g2pl.compiler.limits import deep_stack
-from g2pl.compiler.lower import lower_procedure
-from g2pl.compiler.passes import PASS_NAMES, PIPELINE, selected
-from g2pl.compiler.passlog import PassLog
-from g2pl.compiler.plan import Plan, build_plan, render
+from g2pl.compiler.lowering import flatten, lower_procedure
+from g2pl.compiler.passes import PASS_NAMES, PIPELINE, schedule
+from g2pl.compiler.passlog import PassLog, PassNote
+from g2pl.compiler.plan import Plan, build_plan
+from g2pl.compiler.render import dump_ir, dump_stage, render_plan
+from g2pl.compiler.verify import PlanError, verify_ir, verify_plan
 from g2pl.errors import G2PLError
 
 __all__ = ["PASS_NAMES", "PIPELINE", "Compilation", "check_module", "compile_module", "dump_stage"]
@@ -39,41 +40,45 @@ class Compilation:
     pass_times: dict[str, float] = field(default_factory=dict)  # stage -> seconds, in order (--time-passes)
 
     def plan_text(self) -> str:
-        return render(self.plan)
+        return render_plan(self.plan)
 
     def ir_text(self) -> str:
         return dump_ir(self.proc)
 
 
-@deep_stack
-def dump_ir(proc: ir.ProcIR) -> str:
-    head = f"procedure {proc.name}(" + ", ".join(f"{n}: {t.elem}" for n, t in proc.params) + ")"
-    types = "\n".join(f"  {v}: {t.ann()}" for v, t in proc.vars.items() if not v.startswith("@"))
-    return f"{head}\nvariables:\n{types}\nbody:\n{ir.dump_instrs(proc.body, 1)}"
-
-
-def dump_stage(unit: ir.ProcIR | Plan) -> str:
-    """The IR (before planning) or the plan (after), as printed by --print-ir-after."""
-    return dump_ir(unit) if isinstance(unit, ir.ProcIR) else render(unit)
-
-
 AfterPass = Callable[[str, "ir.ProcIR | Plan"], None]
+
+
+def _verifying(then: AfterPass | None) -> AfterPass:
+    def check(name: str, unit: ir.ProcIR | Plan) -> None:
+        try:
+            verify_ir(unit) if isinstance(unit, ir.ProcIR) else verify_plan(unit)
+        except PlanError as err:
+            raise PlanError(f"after {name}: {err}") from None
+        if then is not None:
+            then(name, unit)
+    return check
 
 
 @deep_stack
 def compile_module(module: A.Module, entry: str, opt: int = 2, disable: tuple[str, ...] = (),
-                   after_pass: AfterPass | None = None) -> Compilation:
+                   after_pass: AfterPass | None = None, verify: bool = False) -> Compilation:
     """Lower, optimize, plan and generate one procedure (on a deep stack: see `g2pl.compiler.limits`).
 
-    The time each stage took (lowering, every pass run, planning) is kept in `pass_times`."""
+    The time each stage took (lowering, every pass run, planning) is kept in `pass_times`.  With
+    `verify` (`g2plc --verify`, on in the tests) the verifier checks the IR or plan after lowering
+    and after every pass, and a failure names the pass that broke it."""
+    if verify:
+        after_pass = _verifying(after_pass)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     proc = flatten(lower_procedure(module, module.procedures[entry]))
     times["lower"] = time.perf_counter() - t0
     if after_pass:
         after_pass("lower", proc)
-    passes = selected(opt, tuple(disable))
-    log: PassLog = []
+    passes, refused = schedule(opt, tuple(disable))
+    log: PassLog = [PassNote(p.name, f"not run: it needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+                             "not run") for p, missing in refused]
     for p in (p for p in passes if p.stage == "ir"):
         t0 = time.perf_counter()
         proc = p.run(proc, log)
@@ -111,8 +116,8 @@ def check_module(module: A.Module, opt: int = 2, disable: tuple[str, ...] = ()) 
         if not found:
             try:
                 compile_module(module, name, opt=opt, disable=disable)
-            except G2PLError as err:
-                found.append(err.with_context(file=module.file, source=module.source))
+            except G2PLError as exc:
+                found.append(exc.with_context(file=module.file, source=module.source))
         errors.extend(found)
     seen: set[tuple] = set()
     unique = []

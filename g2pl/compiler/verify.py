@@ -24,9 +24,12 @@ invariant fails at the pass, not at run time.  The invariants:
   variable of its element type, read at `src` or `dst`, and its target is an
   edge variable of the same type (an edgeset `within` target: an edge set,
   every field a vertex set); a remote read reads a graph of its own type.
-  Every message field of the plan (`plan.exchange_fields`) is a vertex value of
-  the element type its variable has (or the vid `id`), so no two exchanges
-  give one field two layouts.
+  Every field of the program record (`plan.record`) and of an exchange's record
+  is a vertex value of the element type its variable has (or the vid `id`).
+* **Records**: every exchange has the record of its instruction's kind, and its
+  decisions fit together (a send condition only once counted, kept copies
+  only without a need condition, ...): the runtime trusts the spec derived
+  from it alone.
 * **Definite assignment**: every variable read is assigned on every path from
   the start to the read (parameters and the `@` built-ins count as assigned).
   This is the rule lowering enforces on source variables (`x` may be read
@@ -46,13 +49,18 @@ import dataclasses
 import functools
 from typing import Literal, get_args, get_origin, get_type_hints
 
-from g2pl.compiler import exchange, ir
-from g2pl.compiler.plan import Branch, Exch, Halt, Plan, State, exchange_fields
+from g2pl.compiler import exchange as X
+from g2pl.compiler import ir
+from g2pl.compiler.analysis import assigned_into, initially, state_out
+from g2pl.compiler.plan import Branch, Halt, Plan
 
 _POSITIONS: dict[ir.ExDom, set[ir.Pos]] = {
     "S": {"here"}, "V": {"here"}, "E": {"here", "src", "dst"}, "A": {"here", "nbr", "self", "edge"},
     "W": {"here", "src", "dst", "nbr", "src_nbr", "dst_nbr"},
 }
+
+# the kind of a variable with a value per element of a domain
+_KIND_OF_ELEM_DOM: dict[ir.ElemDom, ir.Kind] = {"V": "vertex", "E": "edge"}
 
 # what a value may widen to
 _WIDER: dict[ir.Elem, tuple[ir.Elem, ...]] = {"int": ("vid", "float"), "vid": ("float",), "bool": (), "float": ()}
@@ -91,16 +99,17 @@ def _word_fields(cls: type) -> tuple[tuple[str, object], ...]:
 
 def _check_words(node: object, where: str) -> None:
     """Every field of `node` typed with a `Literal` alias of `ir` holds one of its words."""
-    for name, hint in _word_fields(type(node)):
+    cls: type = type(node)  # (mypy takes a `type[object]` for unhashable)
+    for name, hint in _word_fields(cls):
         bad = _misfit(getattr(node, name), hint)
         if bad is not None:
             raise PlanError(f"{where}: {type(node).__name__}.{name} holds {bad[0]!r}, not one of "
                             f"{', '.join(map(str, bad[1]))}")
 
 
-def _check_symbols(proc: ir.ProcIR) -> None:
+def _check_symbols(vars_: dict[str, ir.Ty]) -> None:
     """Every type of the symbol table is made of allowed words."""
-    for name, ty in proc.vars.items():
+    for name, ty in vars_.items():
         _check_words(ty, f"variable {name}")
 
 
@@ -153,7 +162,8 @@ def _target(var: str, kind: ir.Kind, vars_: dict[str, ir.Ty], where: str, elem: 
         raise PlanError(f"{where}: {var} is {ty.word()}, but the instruction makes {want.word()}")
 
 
-def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool = False) -> None:
+def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, rec: X.Exchange | None = None) -> None:
+    """One instruction; in the plan, an exchange's with its record (`rec`), whose conditions are checked too."""
     where = f"{where}: {ir.show_instr(i).splitlines()[0].strip()}"
     _check_words(i, where)
     for d in i.defs():
@@ -169,17 +179,8 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool =
         _target(i.target, "vertex", vars_, where, i.elem)
         _check_ex(i.value, "A", vars_, where)
         _check_ex(i.mask, "A", vars_, where, bool_=True)
-        _check_ex(i.send, "A", vars_, where, bool_=True)
-        if i.send is not None and not ir.sender_only(i.send):
-            raise PlanError(f"{where}: send condition {ir.show_ex(i.send)} reads more than the sender")
-        _check_ex(i.along, "A", vars_, where, bool_=True)
-        if i.known is not None:
-            _target(i.known, "vertex", vars_, where, "bool")
-        if i.along is not None and not ir.edge_only(i.along):
-            raise PlanError(f"{where}: edge condition {ir.show_ex(i.along)} reads more than the edge")
-        _check_ex(i.recv, "V", vars_, where, bool_=True)
-        if i.recv is not None and not ir.receiver_only(i.recv):
-            raise PlanError(f"{where}: receiver filter {ir.show_ex(i.recv)} reads more than the receiver")
+        if isinstance(rec, X.NbrExchange):
+            _check_nbr_record(rec, vars_, where)
     elif isinstance(i, ir.CommonReduce):
         _target(i.target, "edge", vars_, where, i.elem)
         _check_ex(i.value, "W", vars_, where)
@@ -193,9 +194,9 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool =
         _check_ex(i.value, i.dom, vars_, where)
         _check_ex(i.mask, i.dom, vars_, where, bool_=True)
     elif isinstance(i, ir.EndpointExchange):
-        _check_endpoints(i, vars_, where, prune)
+        _check_endpoints(i, rec if isinstance(rec, X.EndpointRecord) else None, vars_, where)
     elif isinstance(i, ir.RemoteRead):
-        _target(i.target, {"V": "vertex", "E": "edge"}[i.dom], vars_, where, i.elem)
+        _target(i.target, _KIND_OF_ELEM_DOM[i.dom], vars_, where, i.elem)
         if i.var == "@id":  # the built-in ID graph
             if i.var_kind != "vertex" or i.elem != "vid":
                 raise PlanError(f"{where}: reads the IDs as {i.var_kind} {i.elem}")
@@ -215,6 +216,21 @@ def _check_instr(i: ir.Instr, vars_: dict[str, ir.Ty], where: str, prune: bool =
             raise PlanError(f"{where}: endpoint sides {i.sides}")
 
 
+def _check_nbr_record(x: X.NbrExchange, vars_: dict[str, ir.Ty], where: str) -> None:
+    """A neighbourhood aggregation's decided conditions: each reads only what its evaluator has."""
+    _check_ex(x.send, "A", vars_, where, bool_=True)
+    if x.send is not None and not ir.sender_only(x.send):
+        raise PlanError(f"{where}: send condition {ir.show_ex(x.send)} reads more than the sender")
+    _check_ex(x.along, "A", vars_, where, bool_=True)
+    if x.known is not None:
+        _target(x.known, "vertex", vars_, where, "bool")
+    if x.along is not None and not ir.edge_only(x.along):
+        raise PlanError(f"{where}: edge condition {ir.show_ex(x.along)} reads more than the edge")
+    _check_ex(x.recv, "V", vars_, where, bool_=True)
+    if x.recv is not None and not ir.receiver_only(x.recv):
+        raise PlanError(f"{where}: receiver filter {ir.show_ex(x.recv)} reads more than the receiver")
+
+
 def _check_keyed(i: ir.KeyedReduce, vars_: dict[str, ir.Ty], where: str) -> None:
     """A keyed aggregation: vid keys, and a result kind its form allows (an edge set: the winners of an
     argmin/argmax over edges; a scalar: a payload argmin/argmax without keys; else one value per key)."""
@@ -232,91 +248,84 @@ def _check_keyed(i: ir.KeyedReduce, vars_: dict[str, ir.Ty], where: str) -> None
         raise PlanError(f"{where}: payload {i.payload.elem}, target {i.elem}")
 
 
-def _check_endpoints(i: ir.EndpointExchange, vars_: dict[str, ir.Ty], where: str, prune: bool) -> None:
+def _check_endpoints(i: ir.EndpointExchange, x: X.EndpointRecord | None, vars_: dict[str, ir.Ty],
+                     where: str) -> None:
     if not i.fields:
         raise PlanError(f"{where}: an endpoint exchange without fields")
     for var, side, elem in i.fields:
         if side not in ("src", "dst"):
             raise PlanError(f"{where}: field {var} read at {side}, not at an endpoint")
         _target(var, "vertex", vars_, where, elem)
-    if i.within is not None:
-        _target(i.within, "edge", vars_, where, "bool")
+    within, keep, sent = (x.within, x.keep, x.sent) if x is not None else (None, (), ())
+    if within is not None:
+        _target(within, "edge", vars_, where, "bool")
         if any(elem != "bool" for _v, _s, elem in i.fields):
-            raise PlanError(f"{where}: the edge set {i.within} is a conjunction of non-bool fields")
+            raise PlanError(f"{where}: the edge set {within} is a conjunction of non-bool fields")
     else:
         if len(i.targets) != len(i.fields):
             raise PlanError(f"{where}: {len(i.fields)} fields for {len(i.targets)} targets")
         for (_var, _side, elem), t in zip(i.fields, i.targets):
             _target(t, "edge", vars_, where, elem)
-    if i.keep:
-        if len(i.keep) != len({var for var, _s, _e in i.fields}):
-            raise PlanError(f"{where}: {len(i.keep)} kept copies for its fields")
+    if keep:
+        if len(keep) != len({var for var, _s, _e in i.fields}):
+            raise PlanError(f"{where}: {len(keep)} kept copies for its fields")
         elems = dict((var, elem) for var, _s, elem in i.fields)
-        for var, t in zip(dict.fromkeys(var for var, _s, _e in i.fields), i.keep):
+        for var, t in zip(dict.fromkeys(var for var, _s, _e in i.fields), keep):
             _target(t, "vertex", vars_, where, elems[var])
-    if i.sent:
-        if len(i.sent) != len(i.targets) or i.within is not None:
-            raise PlanError(f"{where}: {len(i.sent)} send conditions for {len(i.targets)} reads")
-        for c, t in zip(i.sent, i.targets):
+    if sent:
+        if len(sent) != len(i.targets) or within is not None:
+            raise PlanError(f"{where}: {len(sent)} send conditions for {len(i.targets)} reads")
+        for c, t in zip(sent, i.targets):
             _check_ex(c, "E", vars_, where, bool_=True)
             if c is not None and ir.reads(c) - {t}:
                 raise PlanError(f"{where}: send condition {ir.show_ex(c)} reads more than {t}")
     _check_ex(i.need, "E", vars_, where, bool_=True)
     if i.need is not None:
-        brought = set(i.defs()) & ir.reads(i.need)
+        brought = set(x.defs() if x is not None else i.defs()) & ir.reads(i.need)
         if brought:
             raise PlanError(f"{where}: need condition reads {', '.join(sorted(brought))}, which the exchange brings")
-        if prune and ir.has_rand(i.need):
+        if x is not None and x.counted and ir.has_rand(i.need):
             raise PlanError(f"{where}: need condition draws random numbers a second time")
 
 
-# ---------------------------------------------------------------- definite assignment
+_RECORD_OF: dict[type, type] = {
+    ir.NbrReduce: X.NbrExchange, ir.EndpointExchange: X.EndpointRecord, ir.GlobalReduce: X.AggregateExchange,
+    ir.RemoteRead: X.RemoteReadExchange, ir.RemoteMark: X.RemoteMarkExchange, ir.CommonReduce: X.CommonExchange,
+    ir.KeyedReduce: X.KeyedExchange}
 
 
-def _check_spec(x: Exch, where: str) -> None:
-    """The exchange's spec says what its instruction needs: the runtime trusts the spec alone."""
-    i, sp = x.instr, x.spec
-    if sp is None:
-        raise PlanError(f"{where}: exchange {ir.show_instr(i)} has no spec")
-    want = {ir.NbrReduce: "nbr", ir.EndpointExchange: "endpoint", ir.GlobalReduce: "aggregate",
-            ir.RemoteRead: "remote_read", ir.RemoteMark: "remote_mark", ir.CommonReduce: "common",
-            ir.KeyedReduce: "keyed"}[type(i)]
-    bad = [] if sp.kind == want else [f"kind {sp.kind}, not {want}"]
-    if isinstance(i, ir.NbrReduce):
+def _check_record(x: X.Exchange, where: str) -> None:
+    """The exchange's record is its instruction's kind and its decisions fit together: the runtime
+    trusts the spec derived from it alone."""
+    i = x.instr
+    want = _RECORD_OF[type(i)]
+    bad = [] if type(x) is want else [f"a {type(x).__name__}, not a {want.__name__}"]
+    if isinstance(x, X.NbrExchange):
         bad += [what for what, ok in (
-            ("per_entry", sp.per_entry == (not exchange.sender_side(i))),
-            ("presence", sp.presence == (i.send is not None and sp.counted)),
-            ("policy", (sp.policy == "push-pull") == i.push),
-            ("recv", sp.recv == (i.recv is not None)),
-            ("along", sp.along == (i.along is not None)),
-            ("known", sp.known == (i.known or "")),
-            ("op/elem/out", (sp.op, sp.elem, sp.out) == (i.op, i.elem, i.out))) if not ok]
-    if isinstance(i, ir.EndpointExchange):
-        fields, reads = exchange.endpoint_fields(i)
+            ("send condition before prune", x.send is None or x.counted),
+            ("edge condition before prune", x.along is None or x.counted),
+            ("push without a send condition", not x.push or x.send is not None),
+            ("known without prune", x.known is None or x.counted)) if not ok]
+    if isinstance(x, X.EndpointRecord):
+        fields, reads = X.endpoint_fields(i)  # type: ignore[arg-type]
         bad += [what for what, ok in (
-            ("fields", [n for n, _e in sp.fields] == [n for n, _e in fields] and sp.reads == reads),
-            ("need", not sp.need or i.need is not None),
-            ("within", sp.within == (i.within is not None)),
-            ("sent", sp.sent == bool(i.sent) and (not i.sent or sp.need)),
-            ("delta", sp.delta == bool(i.keep) and not (sp.delta and (sp.need or sp.transport == "entries"))),
-        ) if not ok]
-    if isinstance(i, ir.CommonReduce):
-        vf, ef = exchange.common_fields(i)
+            ("fields", [n for n, _e in x.fields] == [n for n, _e in fields] and x.reads == reads),
+            ("need", not x.need or i.need is not None),  # type: ignore[attr-defined]
+            ("sent", not x.sent or x.need),
+            ("delta", not x.keep or not (x.need or x.transport == "entries"))) if not ok]
+    if isinstance(x, X.CommonExchange):
+        vf, ef = X.common_fields(i)  # type: ignore[arg-type]
         bad += [what for what, ok in (
-            ("fields", (sp.fields, sp.edge_fields) == (vf, ef)),
-            ("need", not sp.need or i.within is not None),
-            ("op/elem/outs", (sp.op, sp.elem, sp.outs) == (i.op, i.elem, i.outs))) if not ok]
-    if isinstance(i, ir.KeyedReduce):
-        bad += [] if (sp.op, sp.elem, sp.dom, sp.result, sp.nkeys, sp.payload) == (
-            i.op, i.elem, i.dom, i.result, len(i.keys), i.payload is not None) else ["op/elem/dom/result/keys"]
-    if sp.transport != "packed" and sp.kind in ("nbr", "endpoint") and not sp.record and sp.fields:
+            ("fields", (x.fields, x.edge_fields) == (vf, ef)),
+            ("need", not x.need or i.within is not None)) if not ok]  # type: ignore[attr-defined]
+    if (isinstance(x, (X.NbrExchange, X.EndpointRecord)) and x.transport != "packed" and not x.record
+            and x.fields):
         bad.append("a record transport without the program record")
     if bad:
-        raise PlanError(f"{where}: exchange {ir.show_instr(i)}: spec X{sp.id} disagrees: {', '.join(bad)}")
+        raise PlanError(f"{where}: exchange {ir.show_instr(i)}: record X{x.id} disagrees: {', '.join(bad)}")
 
 
-def _initially(proc: ir.ProcIR) -> set[str]:
-    return {name for name, _ty in proc.params}
+# ---------------------------------------------------------------- definite assignment
 
 
 def _check_reads(reads: set[str], defined: set[str], where: str) -> None:
@@ -361,71 +370,13 @@ def verify_ir(proc: ir.ProcIR) -> None:
     for name, ty in proc.params:
         if proc.vars.get(name) != ty or ty.kind != "scalar":
             raise PlanError(f"parameter {name}: {ty} but the symbol table says {proc.vars.get(name)}")
-    _check_symbols(proc)
-    _ir_block(proc.body, _initially(proc), proc, f"procedure {proc.name}")
-
-
-def _exch_reads(x: Exch) -> set[str]:
-    i = x.instr
-    if isinstance(i, ir.RemoteRead):
-        return ir.reads(i.index) if x.phase == "request" else {i.var}
-    return i.uses()
-
-
-def _exch_defs(x: Exch) -> set[str]:
-    return set() if x.phase == "request" else set(x.instr.defs())
-
-
-def _state_out(s: State, defined: set[str], check: bool) -> set[str]:
-    d = set(defined)
-    for i in s.instrs:
-        if check:
-            _check_reads(i.uses(), d, f"state {s.id}: {ir.show_instr(i).splitlines()[0].strip()}")
-        d |= set(i.defs())
-    for x in s.exchange:  # one group: each reads what held before the group
-        if check:
-            _check_reads(_exch_reads(x), d, f"state {s.id}: exchange {ir.show_instr(x.instr).splitlines()[0].strip()}")
-    for x in s.exchange:
-        d |= _exch_defs(x)
-    if check:
-        _check_reads(s.term_uses(), d, f"state {s.id}: terminator")
-    return d
-
-
-def assigned_into(plan: Plan) -> dict[int, set[str]]:
-    """The variables assigned on every path into each reachable state (a forward must-analysis: a
-    state's input shrinks to what every predecessor assigns)."""
-    if not plan.states:
-        return {}
-    into: dict[int, set[str]] = {0: _initially(plan.proc)}
-    todo = [0]
-    while todo:
-        sid = todo.pop()
-        out = _state_out(plan.states[sid], into[sid], check=False)
-        for n in plan.states[sid].successors():
-            new = out if n not in into else into[n] & out
-            if n not in into or new != into[n]:
-                into[n] = new
-                todo.append(n)
-    return into
-
-
-def assigned_at_exchange(plan: Plan, s: State, into: dict[int, set[str]]) -> set[str]:
-    """The variables assigned on every path to state `s`'s exchange group (what it may read)."""
-    return set(into.get(s.id, set())).union(*(i.defs() for i in s.instrs))
-
-
-def readable_at_exchange(plan: Plan, s: State, names: set[str], into: dict[int, set[str]]) -> bool:
-    """Can a receiver filter of state `s`'s exchange group read `names`?  Each must be assigned on every
-    path to the group (merge may move an exchange above an assignment), and no exchange of the group
-    may define one (it would be read before the group has run)."""
-    return names <= assigned_at_exchange(plan, s, into) and not names & {d for x in s.exchange
-                                                                         for d in x.instr.defs()}
+    _check_symbols(proc.vars)
+    _ir_block(proc.body, initially(proc), proc, f"procedure {proc.name}")
 
 
 def _definitely_assigned(plan: Plan) -> None:
     for sid, d in assigned_into(plan).items():
-        _state_out(plan.states[sid], d, check=True)
+        state_out(plan.states[sid], d, check=_check_reads)
 
 
 def verify_plan(plan: Plan) -> None:
@@ -434,8 +385,8 @@ def verify_plan(plan: Plan) -> None:
     ids = [s.id for s in states]
     if ids != list(range(len(states))):
         raise PlanError(f"state ids are not 0..{len(states) - 1}: {ids}")
-    vars_ = plan.proc.vars
-    _check_symbols(plan.proc)
+    vars_ = plan.vars
+    _check_symbols(plan.vars)
     for s in states:
         where = f"state {s.id}"
         for i in s.instrs:
@@ -450,8 +401,8 @@ def verify_plan(plan: Plan) -> None:
             phases = ("request", "reply") if isinstance(x.instr, ir.RemoteRead) else ("",)
             if x.phase not in phases:
                 raise PlanError(f"{where}: exchange phase {x.phase!r} for {type(x.instr).__name__}")
-            _check_spec(x, where)
-            _check_instr(x.instr, vars_, where, prune=x.spec.counted)
+            _check_record(x, where)
+            _check_instr(x.instr, vars_, where, rec=x)
         t = s.term
         if t is None:
             raise PlanError(f"{where}: no terminator")
@@ -466,18 +417,18 @@ def verify_plan(plan: Plan) -> None:
             for v in t.ret.values:
                 if vars_.get(v.var) != v.ty:
                     raise PlanError(f"{where}: returns {v.var} as {v.ty}, but it is {vars_.get(v.var)}")
-    spec_ids = [x.spec.id for s in states for x in s.exchange]
+    spec_ids = [x.id for s in states for x in s.exchange]
     if len(set(spec_ids)) != len(spec_ids):
-        raise PlanError(f"two exchanges share a spec id: {sorted(spec_ids)}")
-    layout: dict[str, ir.Elem] = {}
+        raise PlanError(f"two exchanges share an id: {sorted(spec_ids)}")
+    layout: dict[str, str] = {}
     for s in states:
-        for x in s.exchange:
-            for f in exchange_fields(x.instr, plan.proc):
-                ty = ir.Ty("vertex", "vid") if f.name == "@id" else vars_.get(f.name)
-                ok = (f.elem == "vid" if f.name == "id" else
-                      ty is not None and ty.kind == "vertex" and ty.elem == f.elem)
-                if not ok:
-                    raise PlanError(f"state {s.id}: message field {f.name}:{f.elem} is not a vertex value of that type")
-                if layout.setdefault(f.name, f.elem) != f.elem:
-                    raise PlanError(f"state {s.id}: message field {f.name} is {f.elem} here, {layout[f.name]} elsewhere")
+        fields = list(plan.record) + [f for x in s.exchange if isinstance(x, (X.NbrExchange, X.EndpointRecord))
+                                      and x.transport != "packed" for f in x.fields]
+        for name, elem in fields:
+            ty = vars_.get(name)
+            ok = elem == "vid" if name == "id" else ty is not None and ty.kind == "vertex" and ty.elem == elem
+            if not ok:
+                raise PlanError(f"state {s.id}: message field {name}:{elem} is not a vertex value of that type")
+            if layout.setdefault(name, elem) != elem:
+                raise PlanError(f"state {s.id}: message field {name} is {elem} here, {layout[name]} elsewhere")
     _definitely_assigned(plan)

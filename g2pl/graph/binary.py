@@ -38,18 +38,20 @@ a `G2PLError` (exit status 2) naming the file and what is wrong.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
 import struct
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 
 from g2pl.errors import G2PLError, reading_graph_file
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, index_dtype, unit_weights
+from g2pl.io.output_files import atomic_file, output_problem
 
 MAGIC = b"G2PLGRF\x01"
 EXT = ".g2g"
@@ -57,6 +59,8 @@ _ALIGN = 64
 _MAX_HEADER = 1 << 20
 _CHUNK = 1 << 20  # entries per checking pass: a few int64 temporaries of 8 MB each
 _READ_MAX = 1 << 30  # bytes per read call (Linux returns at most ~2 GiB from one read)
+#: a graph file as `open_graph_file` opens it: buffered, or raw with `buffering=0` (both have `readinto`)
+GraphFile: TypeAlias = "io.BufferedReader | io.FileIO"
 _COUNTS = ("input_edges", "self_loops_dropped", "duplicates_merged", "isolated_vertices")
 _INDEX_DTYPES = ("<i4", "<i8")
 
@@ -102,10 +106,8 @@ def regular_output_problem(path: str | Path) -> str | None:
 
 def save_graph(graph: Graph, path: str | Path) -> int:
     """Write `graph` to `path` (replaced atomically, as every g2pl output); returns the bytes written."""
-    from g2pl.output_files import _problem, atomic_file
-
     path = Path(path)
-    why = regular_output_problem(path) or _problem(path)
+    why = regular_output_problem(path) or output_problem(path)
     if why is not None:
         raise G2PLError(why, file=str(path))
     names = list(_layout(graph.n, graph.m, graph.directed, graph.weighted))
@@ -118,7 +120,7 @@ def save_graph(graph: Graph, path: str | Path) -> int:
         dt = a.dtype.newbyteorder("<").str
         table[k] = [dt, offset, int(a.size)]
         offset += -(-a.size * a.dtype.itemsize // _ALIGN) * _ALIGN
-    info = {k: int(graph.info.get(k, 0)) for k in _COUNTS}
+    info: dict[str, int | str] = {k: int(graph.info.get(k, 0)) for k in _COUNTS}
     info["source_format"] = str(graph.info.get("format", "unknown"))[:64]
     header = json.dumps({"n": graph.n, "m": graph.m, "directed": graph.directed, "weighted": graph.weighted,
                          "info": info, "arrays": table}).encode()
@@ -151,7 +153,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_graph_file(path: str, buffering: int = -1) -> BinaryIO:
+def open_graph_file(path: str, buffering: int = -1) -> GraphFile:
     """Open a graph file for reading; anything but a regular file is a G2PLError (exit 2).
 
     Why: opening a FIFO blocks until some process writes to it, and a device such as /dev/zero
@@ -169,7 +171,7 @@ def open_graph_file(path: str, buffering: int = -1) -> BinaryIO:
                                 file=path)
             if nonblock:
                 os.set_blocking(fd, True)
-            return os.fdopen(fd, "rb", buffering=buffering)
+            return cast(GraphFile, os.fdopen(fd, "rb", buffering=buffering))  # (typeshed: BinaryIO)
         except BaseException:
             os.close(fd)
             raise
@@ -187,11 +189,11 @@ def _changed(path: str) -> G2PLError:
                      "is writing to it", file=path)
 
 
-def _read_at(f: BinaryIO, path: str, offset: int, out: np.ndarray) -> None:
+def _read_at(f: GraphFile, path: str, offset: int, out: np.ndarray) -> None:
     """Fill `out` with the file's bytes at `offset`; a short read means that the file has shrunk."""
     if out.nbytes == 0:
         return
-    view = memoryview(out.reshape(-1).view(np.uint8))
+    view = memoryview(out.reshape(-1).view(np.uint8))  # type: ignore[arg-type]  # NumPy's stubs give ndarray `__buffer__` for Python 3.12+ only
     f.seek(offset)
     got = 0
     while got < len(view):
@@ -201,7 +203,7 @@ def _read_at(f: BinaryIO, path: str, offset: int, out: np.ndarray) -> None:
         got += k
 
 
-def _read_header(path: str, f: BinaryIO, size: int) -> tuple[dict[str, Any], int]:
+def _read_header(path: str, f: GraphFile, size: int) -> tuple[dict[str, Any], int]:
     """The checked JSON header and the end of the header's bytes."""
     start = np.zeros(min(size, 16), dtype=np.uint8)
     _read_at(f, path, 0, start)
@@ -452,7 +454,7 @@ def load_binary(path: str, directed: bool = False) -> Graph:
     )
 
 
-def _same_as_edges(path: str, f: BinaryIO, where: dict[str, tuple[np.dtype, int, int]],
+def _same_as_edges(path: str, f: GraphFile, where: dict[str, tuple[np.dtype, int, int]],
                    dst: np.ndarray) -> None:
     """A directed file's out-adjacency, compared a chunk at a time with what it must be (the targets of the
     edges in order, edge ids 0..m-1) instead of being kept: the graph shares `dst`, as a built one does."""

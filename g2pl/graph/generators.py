@@ -16,7 +16,7 @@ import numpy as np
 
 from g2pl.errors import G2PLError
 from g2pl.graph.graph import Graph, build_graph_from, index_dtype
-from g2pl.numtext import beyond_int64, shorten
+from g2pl.io.numtext import beyond_int64, shorten
 
 #: Graph500 initiator probabilities (D = 1 - A - B - C = 0.05).
 KRON_A, KRON_B, KRON_C = 0.57, 0.19, 0.19

@@ -7,6 +7,9 @@ to the IDs the user wrote), self-loops dropped and duplicate edges merged
 (both counted, because the language forbids doing either silently), edges sorted
 by (src, dst), and CSR adjacency in both directions.
 
+`Graph.from_edges`, `Graph.from_networkx` and `Graph.from_scipy` (the functions
+at the end) build one from NumPy arrays, a networkx graph or a SciPy matrix.
+
 Everything is vectorized NumPy: graphs of tens of millions of edges must
 build in a few seconds, so there is no Python loop over edges or vertices.
 """
@@ -125,28 +128,22 @@ class Graph(LazyArrays):
     def __repr__(self) -> str:
         return f"<Graph {self.summary()}>"
 
-    # ---- interop (g2pl/interop.py)
+    # ---- graphs from NumPy arrays, networkx and SciPy (the functions at the end of this module)
 
     @classmethod
     def from_edges(cls, src: Any, dst: Any, weight: Any = None, directed: bool = False, name: str = "edges",
                    ids: Any = None) -> Graph:
-        """A graph from arrays/lists of original vertex IDs (one entry per edge); see `g2pl.interop`."""
-        from g2pl.interop import from_edges
-
+        """A graph from arrays/lists of original vertex IDs (one entry per edge); see `from_edges`."""
         return from_edges(src, dst, weight, directed=directed, name=name, ids=ids)
 
     @classmethod
     def from_networkx(cls, G: Any, weight: str | None = "weight", name: str | None = None) -> Graph:
-        """A graph from a networkx graph with non-negative int nodes; see `g2pl.interop`."""
-        from g2pl.interop import from_networkx
-
+        """A graph from a networkx graph with non-negative int nodes; see `from_networkx`."""
         return from_networkx(G, weight=weight, name=name)
 
     @classmethod
     def from_scipy(cls, matrix: Any, directed: bool = False, name: str = "scipy") -> Graph:
-        """A graph from a (sparse) adjacency matrix, indices = vertex IDs; see `g2pl.interop`."""
-        from g2pl.interop import from_scipy
-
+        """A graph from a (sparse) adjacency matrix, indices = vertex IDs; see `from_scipy`."""
         return from_scipy(matrix, directed=directed, name=name)
 
 
@@ -485,3 +482,96 @@ def build_graph_from(
         name=name,
         info=full_info,
     )
+
+
+# --------------------------------------------------------------------------- graphs from other libraries
+
+
+def from_edges(src: Any, dst: Any, weight: Any = None, directed: bool = False, name: str = "edges",
+               ids: Any = None) -> Graph:
+    """A `Graph` from two arrays (or lists) of original vertex IDs, one entry per edge.
+
+    `weight` is an optional array of non-negative weights (one per edge);
+    `ids` optionally lists extra vertices that exist even if isolated.
+    Self-loops are dropped and duplicates merged (smallest weight kept), and
+    counted in `graph.info`, exactly as for files.
+    """
+    s = _id_list(src)
+    d = _id_list(dst)
+    w = None if weight is None else np.asarray(weight)
+    extra = None if ids is None else _id_list(ids)
+    return build_graph(s, d, w, directed=directed, name=name, extra_ids=extra, info={"format": "arrays"})
+
+
+def _id_list(a: Any) -> np.ndarray:
+    arr = np.asarray(a)
+    if arr.size == 0 and arr.ndim == 1:
+        return np.zeros(0, dtype=np.int64)  # [] is float64 to NumPy; an empty edge list is fine
+    return arr
+
+
+def from_networkx(G: Any, weight: str | None = "weight", name: str | None = None) -> Graph:
+    """A `Graph` from a networkx graph whose nodes are non-negative integers (the original IDs).
+
+    Every node becomes a vertex (isolated ones too); the graph is directed iff
+    `G.is_directed()`. Edge weights come from the `weight` attribute when every
+    edge has it (pass `weight=None` to ignore weights); otherwise the graph is
+    unweighted. Multigraph parallel edges are merged like duplicate edges.
+    """
+    label = name or (str(G.graph.get("name")) if G.graph.get("name") else "networkx")
+    nodes = list(G.nodes)
+    bad = [x for x in nodes if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 0]
+    if bad:
+        raise G2PLError(
+            f"networkx node {bad[0]!r} is not a non-negative integer; G2PL vertex IDs are non-negative ints "
+            "(relabel first, e.g. nx.convert_node_labels_to_integers(G, label_attribute='label'))",
+            file=label,
+        )
+    if not nodes:
+        raise G2PLError("the networkx graph has no nodes", file=label)
+    edges = list(G.edges(data=weight, default=None)) if weight else list(G.edges())
+    m = len(edges)
+    src = np.fromiter((e[0] for e in edges), dtype=np.int64, count=m)
+    dst = np.fromiter((e[1] for e in edges), dtype=np.int64, count=m)
+    w = None
+    if weight and m and all(e[2] is not None for e in edges):
+        try:
+            w = np.asarray([float(e[2]) for e in edges], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise G2PLError(f"edge attribute `{weight}` must be numeric to be used as a weight", file=label) from None
+    ids = np.asarray(nodes, dtype=np.int64)
+    return build_graph(src, dst, w, directed=bool(G.is_directed()), name=label, extra_ids=ids,
+                       info={"format": "networkx"})
+
+
+def from_scipy(matrix: Any, directed: bool = False, name: str = "scipy") -> Graph:
+    """A `Graph` from a (sparse) adjacency matrix: entry (i, j) = edge i -> j with weight A[i, j].
+
+    Every row and column index 0..max(rows, cols)-1 is a vertex ID (isolated
+    ones too). Stored entries are edges (an explicitly stored 0 is an edge of
+    weight 0); a bool matrix gives an unweighted graph. For an undirected graph
+    a symmetric matrix stores each edge twice; only the upper triangle is used
+    then, so nothing is counted as a duplicate.
+    """
+    import scipy.sparse as sp
+
+    if not sp.issparse(matrix):
+        arr = np.asarray(matrix)
+        if arr.ndim != 2:
+            raise G2PLError(f"expected a 2-D (sparse) matrix, got shape {arr.shape}", file=name)
+        matrix = sp.coo_array(arr)
+    coo = sp.coo_array(matrix)
+    nv = max(coo.shape)
+    if nv == 0:
+        raise G2PLError(f"the matrix is {coo.shape[0]} x {coo.shape[1]}, so the graph has no vertices", file=name)
+    row = np.asarray(coo.row, dtype=np.int64)
+    col = np.asarray(coo.col, dtype=np.int64)
+    data = np.asarray(coo.data)
+    weighted = data.dtype.kind != "b"
+    if not directed and coo.shape[0] == coo.shape[1] and coo.nnz:
+        csr = sp.csr_array(matrix)
+        if (csr != csr.T).nnz == 0:
+            keep = row <= col
+            row, col, data = row[keep], col[keep], data[keep]
+    return build_graph(row, col, data if weighted else None, directed=directed, name=name,
+                       extra_ids=np.arange(nv, dtype=np.int64), info={"format": "scipy"})

@@ -35,9 +35,10 @@ from g2pl.graph.binary import EXT as BINARY_EXT
 from g2pl.graph.binary import load_binary, open_graph_file
 from g2pl.graph.generators import GENERATOR_FORMS, generate, looks_like_generator, parse_generator
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
-from g2pl.graph.memory import check_declared
+from g2pl.graph.memory import check_declared, check_fits, temporaries_returned
 from g2pl.graph.textblocks import BlockSource, block_ends
-from g2pl.numtext import beyond_int64, shorten
+from g2pl.io.npz_check import npz_headers
+from g2pl.io.numtext import beyond_int64, shorten
 
 EDGE_LIST_EXTS = (".txt", ".el", ".tsv", ".csv", ".edges")
 FORMAT_BY_EXT: dict[str, str] = {
@@ -97,8 +98,6 @@ def parse_graph_spec(spec: str) -> GraphSpec:
 
 def load_graph(spec: str, directed: bool = False, seed: int = 0) -> Graph:
     """Load a graph file or run a generator; `seed` only matters for generators."""
-    from g2pl.graph.memory import check_fits, temporaries_returned
-
     gs = parse_graph_spec(spec)
     check_fits(gs)  # refuse up front what cannot fit, instead of dying half-way
     try:
@@ -594,8 +593,6 @@ def load_mtx(path: str, directed: bool = False) -> Graph:
 def _check_npz_sizes(path: str, f: BinaryIO) -> None:
     """Refuse, from the .npy headers alone, an archive whose arrays are not plain numbers or whose
     decompressed size cannot be loaded (a small file may declare gigabytes)."""
-    from g2pl.npz_check import npz_headers
-
     try:
         if not zipfile.is_zipfile(f):
             return  # np.load below says what it is

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from g2pl.errors import G2PLError
+from g2pl.graph import alloc
 
 # Peak bytes per input edge of building a graph with 32-bit indices: the int32 endpoints (8) and their
 # int64 sort key (8), then src/dst (8) with the dst order (4), neighbours and edge ids (16) and chunk
@@ -83,15 +84,13 @@ _M_MMAP_MAX = -4
 def temporaries_returned() -> Iterator[None]:
     """While a graph is built, large blocks are mapped and unmapped again when freed.
 
-    The runtime's allocator tuning (g2pl.runtime.alloc) keeps freed memory in the
+    The allocator tuning (alloc.py, applied before a run) keeps freed memory in the
     heap so that supersteps reuse it; during building, whose temporaries are
     larger than anything a run allocates later, that retained memory would only
     raise the peak (measured at kron:20: 804 MB against 690 MB). Outside a tuned
     process this does nothing.
     """
-    from g2pl.runtime import alloc
-
-    if alloc._applied is not True:
+    if not alloc.tuned():
         yield
         return
     mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt

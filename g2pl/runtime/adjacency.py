@@ -3,9 +3,10 @@ restricted views, and the adjacency entries a neighbourhood head is evaluated ov
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
-from g2pl.runtime.backend import Backend
+from g2pl.runtime.backend import Array, Backend
 
 
 class Adjacency:
@@ -14,14 +15,14 @@ class Adjacency:
     #: restricted views kept per adjacency (each: a sender mask and its entries)
     VIEWS_KEPT = 2
 
-    def __init__(self, bk: Backend, indptr, nbr, eid, ext_ids, reverse: tuple | None = None) -> None:
+    def __init__(self, bk: Backend, indptr, nbr, eid, ext_ids,
+                 reverse: tuple | Callable[[], tuple] | None = None) -> None:
         self.bk = bk
         self.seg = bk.segments(indptr)
         self.nbr = nbr
         self._eid = eid  # an array, None, or a callable giving it on first read (a device part uploads then)
         self._ext_ids = ext_ids
         self._nbr_ids = None
-        self._self_ids = None
         self._indptr = indptr
         self._n_ext = len(ext_ids)
         self._mats: dict[str, Any] = {}
@@ -178,11 +179,13 @@ class Adjacency:
             self._nbr_ids = self.bk.gather(self._ext_ids, self.nbr)
         return self._nbr_ids
 
-    @property
-    def self_ids(self):
-        if self._self_ids is None:
-            self._self_ids = self._ext_ids[self.owner]
-        return self._self_ids
+
+class Pushed(NamedTuple):
+    """The active senders' adjacency entries, when the senders push (Neighbourhood._active_entries)."""
+
+    own: Array  # receiver (row) of each entry
+    nbr: Array  # sender of each entry (ext index)
+    eid: Array  # edge of each entry
 
 
 class Entries:
@@ -193,7 +196,7 @@ class Entries:
     after the first of one evaluation are `later_block`: their random draws are the first block's
     (draws are keyed by edge, so a block draws what one evaluation over all entries would)."""
 
-    def __init__(self, adj: Adjacency, ext_ids, ids, push: tuple | None = None, rows: tuple | None = None,
+    def __init__(self, adj: Adjacency, ext_ids, ids, push: Pushed | None = None, rows: tuple | None = None,
                  later_block: bool = False) -> None:
         self.adj = adj
         self.later_block = later_block
@@ -201,7 +204,7 @@ class Entries:
         self._rows = rows
         self._own = None
         if push is not None:
-            self._own, self.nbr, self.eid = push
+            self._own, self.nbr, self.eid = push.own, push.nbr, push.eid
         elif rows is None:
             self.nbr, self.eid = adj.nbr, adj.eid
         else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from g2pl.compiler.ir import DEFAULTS
+from g2pl.contract import DEFAULTS
 from g2pl.runtime.values import DTYPES, INT64_MAX, empty_value, identity
 
 
@@ -16,14 +16,21 @@ class HostOps:
     """The device-synchronizing reads for host arrays: plain NumPy (nothing to count)."""
 
     xp = np
-    select = staticmethod(np.where)
+
+    @staticmethod
+    def select(cond, a, b):
+        """`np.where(cond, a, b)`."""
+        return np.where(cond, a, b)
 
     @staticmethod
     def item(x):
         """A Python scalar of a 0-d array or NumPy scalar."""
         return x.item() if hasattr(x, "item") else x
 
-    nonzero = staticmethod(np.flatnonzero)
+    @staticmethod
+    def nonzero(mask):
+        """flatnonzero(mask)."""
+        return np.flatnonzero(mask)
 
     @staticmethod
     def bincount(x, minlength: int = 0):
@@ -44,7 +51,7 @@ class HostOps:
         (np.minimum if op == "min" else np.maximum).at(out, idx, vals)
 
 
-def seg_reduce(ops, seg, op: str, value, mask, elem: str, ids_of_entry=None):
+def seg_reduce(ops, seg, op: str, value, mask, elem: str, ids=None):
     """Aggregate per-entry `value` into rows with the language's empty and tie rules."""
     xp, select = ops.xp, ops.select
     if op == "count":
@@ -95,7 +102,7 @@ def seg_reduce(ops, seg, op: str, value, mask, elem: str, ids_of_entry=None):
         cand = v == best[seg.owner]
         if mask is not None:
             cand &= mask
-        cid = select(cand, ids_of_entry, INT64_MAX)
+        cid = select(cand, ids, INT64_MAX)
         r = seg.reduce(xp.minimum, cid, INT64_MAX)
         return xp.where(empty | (r == INT64_MAX), -1, r).astype(xp.int64)
     if op == "mode":

@@ -1,113 +1,322 @@
 """The Backend protocol: the array module and the primitives the runtime verbs are written in.
 
-The verbs (engine, neighbourhood, edges, transport) name no array library:
-they use `bk.xp` for what NumPy and CuPy share (zeros, flatnonzero, cumsum,
-concatenate, ...) and the methods below for everything that differs between
-libraries (segmented reductions, scatter-reductions, sparse products, bit
-packing, aggregator partials, the counter-based RNG) or that crosses the
-host/device line.  `NumPyBackend` (numpy_backend.py) is the reference
-implementation and the only importer of the NumPy kernels.
+The verbs (engine, neighbourhood, edges, transport, remote, common_neighbours, keyed) name no array
+library: they use `bk.xp` for what NumPy and CuPy share (zeros, flatnonzero, cumsum, concatenate,
+...) and the methods below for everything that differs between libraries (segmented reductions,
+scatter-reductions, sparse products, bit packing, aggregator partials, the counter-based RNG) or that
+crosses the host/device line.  `NumPyBackend` (numpy_backend.py) is the reference implementation and
+the only importer of the NumPy kernels; `CuPyBackend` (cupy_backend.py) implements the same members.
+
+Every member is used by the runtime or by generated code, and both backends implement every one with
+a compatible signature: tests/runtime/test_backend_protocol.py checks both directions.  Arrays are typed
+`Array`: a NumPy or a CuPy array, for which no static type covers both.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from g2pl.runtime.partition import LocalGraph
+
+#: an array of the backend's array module (numpy.ndarray or cupy.ndarray; often 1-d)
+Array = Any
+#: an array, or a scalar where the generated code works on one value (`S` domain)
+Value = Any
+#: the `Segments` this backend's `segments` made: each backend reads its own class's internals
+Seg = Any
+
+
+class Segments(Protocol):
+    """CSR row structure (`Backend.segments`): `n` rows over `indptr`, and per-row reductions."""
+
+    n: int
+    indptr: Array
+    counts: Array  # entries per row
+    _owner: Array | None  # `owner` once made; an adjacency view that already has it sets it
+
+    @property
+    def owner(self) -> Array:
+        """The row of every entry."""
+        ...
+
+    def reduce(self, ufunc: Any, vals: Array, fill: Any) -> Array:
+        """Per-row `ufunc` reduction of per-entry `vals`; rows without entries get `fill`."""
+        ...
+
+    def sum(self, vals: Array) -> Array:
+        """Per-row sum of per-entry `vals` (0 for empty rows)."""
+        ...
+
+    def gather_reduce(self, ufunc: Any, table: Array, idx: Array, fill: Any) -> Array:
+        """`reduce(ufunc, table[idx], fill)` without the entry-length temporary."""
+        ...
+
+    def count(self, mask: Array) -> Array:
+        """Entries per row where the per-entry `mask` holds (int64)."""
+        ...
+
+
+class RowBlocks(Segments, Protocol):
+    """The segments of a backend whose `entry_block` is positive: they also cut the rows in blocks."""
+
+    def row_blocks(self, size: int) -> list[tuple[int, int, int, int]]:
+        """Consecutive blocks of whole rows of about `size` entries: (first row, end row, first entry,
+        end entry)."""
+        ...
+
+
+class KernelOps(Protocol):
+    """What the kernels written once for any array module (array_kernels.py) ask of their `ops`: a
+    backend, or `HostOps` for host arrays.  The reads here synchronize a device, so a GPU backend
+    counts them (`syncs` in --stats)."""
+
+    @property
+    def xp(self) -> Any:
+        """The array module (numpy, cupy): what both libraries spell alike."""
+        ...
+
+    def select(self, cond: Value, a: Value, b: Value) -> Value:
+        """`cond ? a : b` elementwise (also the generated code's `ops.select`)."""
+        ...
+
+    def item(self, x: Any) -> Any:
+        """A Python scalar of a 0-d array: the host needs a value (a loop bound, a count)."""
+        ...
+
+    def nonzero(self, mask: Array) -> Array:
+        """`flatnonzero(mask)`: its length is read back to size the result."""
+        ...
+
+    def bincount(self, x: Array, minlength: int = 0) -> Array:
+        """`bincount`: its largest value is read back to size the result."""
+        ...
+
+    def repeat(self, a: Array, counts: Array) -> Array:
+        """`repeat(a, counts)`: the output size is read back when `counts` is an array."""
+        ...
+
+    def put_where(self, arr: Array, mask: Array, value: Any) -> None:
+        """`arr[mask] = value` in place, without reading the mask back (a boolean store would)."""
+        ...
+
+    def at_minmax(self, op: str, out: Array, idx: Array, vals: Value) -> None:
+        """`out[idx] = min/max(out[idx], vals)`, unbuffered and exact (NaN wins): CuPy's own float64
+        `minimum.at` rounds through float32."""
+        ...
 
 
 class Ops(Protocol):
     """Elementwise operations of the generated code (`ops.*`): where NumPy's own spelling would
     differ between backends or give the wrong answer for the language."""
 
-    def select(self, cond, a, b): ...  # `cond ? a : b`, elementwise, without branches
-    def to_int(self, x): ...  # `int(x)`: truncation, saturating, nan -> 0
-    def to_float(self, x): ...
-    # integer operations, total on int64 (see intops.py): `a % b` is `a` where b == 0, `idiv` 0
-    def mod(self, a, b): ...
-    def idiv(self, a, b): ...
-    def bitand(self, a, b): ...
-    def bitor(self, a, b): ...
-    def bitxor(self, a, b): ...
-    def bitnot(self, a): ...
-    def shl(self, a, n): ...
-    def shr(self, a, n): ...
+    def select(self, cond: Value, a: Value, b: Value) -> Value:
+        """`cond ? a : b`, elementwise, without branches."""
+        ...
+
+    def to_int(self, x: Value) -> Value:
+        """`int(x)`: truncation toward zero, saturating at the int64 range, nan -> 0."""
+        ...
+
+    def to_float(self, x: Value) -> Value:
+        """`float(x)`."""
+        ...
+
+    # integer operations, total on int64 (intops.py)
+    def mod(self, a: Value, b: Value) -> Value:
+        """`a % b`, the remainder of `idiv` (the sign of `b`); `a` where b == 0."""
+        ...
+
+    def idiv(self, a: Value, b: Value) -> Value:
+        """Floor division; 0 where b == 0, and int64's minimum over -1 wraps."""
+        ...
+
+    def bitand(self, a: Value, b: Value) -> Value:
+        """`a & b` on int64."""
+        ...
+
+    def bitor(self, a: Value, b: Value) -> Value:
+        """`a | b` on int64."""
+        ...
+
+    def bitxor(self, a: Value, b: Value) -> Value:
+        """`a ^ b` on int64."""
+        ...
+
+    def bitnot(self, a: Value) -> Value:
+        """`~a` on int64."""
+        ...
+
+    def shl(self, a: Value, n: Value) -> Value:
+        """`a * 2**n` modulo 2**64; counts of 64 or more shift everything out, negative ones right."""
+        ...
+
+    def shr(self, a: Value, n: Value) -> Value:
+        """`floor(a / 2**n)`, arithmetic; counts of 64 or more leave the sign, negative ones shift left."""
+        ...
 
 
-class Backend(Ops, Protocol):
-    name: str
-    xp: Any  # the array module (numpy, cupy)
+class Backend(Ops, KernelOps, Protocol):
+    """One array library under the runtime (see the module docstring)."""
 
-    def dtype(self, elem: str) -> Any: ...
-    def is_array(self, x) -> bool: ...  # a 1-d array of this backend (not a scalar)
-    def int64(self, x) -> Any: ...  # a scalar with int64 wrap-around
+    name: str  # "numpy" or "cupy": --stats reports it
+    #: per-entry heads are evaluated on blocks of whole rows of about this many entries (0: all at once);
+    #: when positive, `segments` returns `RowBlocks`
+    entry_block: int
 
-    # structure
-    def segments(self, indptr) -> Any: ...  # CSR rows: .n .indptr .counts .owner .gather_reduce(...)
-    entry_block: int  # per-entry heads are evaluated on blocks of rows of this many entries (0: all)
-    def csr_matrix(self, indptr, cols, n_cols: int, kind: str) -> Any: ...  # ones, `@` a vector
-    def transpose(self, indptr, cols, data, n_cols: int) -> tuple[Any, Any, Any]: ...
-    def expand_ranges(self, starts, lens) -> Any: ...
-    def gather(self, table, idx) -> Any: ...  # table[idx] (1-d table), int32 indices at full speed
-    def take_into(self, table, idx, out) -> None: ...  # out[:] = table[idx]
+    # ---- types
 
-    # neighbourhood reductions
-    def seg_reduce(self, seg, op: str, value, mask, elem: str, ids=None) -> Any: ...
-    def scatter_reduce(self, op: str, recv, vals, mask, n: int, elem: str, ids=None) -> Any: ...
-    def at_minmax(self, op: str, out, idx, vals) -> None: ...  # exact unbuffered min/max scatter (NaN wins)
-    def any_pull(self, seg, nbr, x, budget=None, rows=None) -> Any: ...
-    def row_any(self, seg_indptr, rows, nbr, mask) -> Any: ...
-    def mean(self, total, count) -> Any: ...
-    def identity(self, op: str, dtype) -> Any: ...
-    def empty_value(self, op: str, elem: str) -> Any: ...
+    def dtype(self, elem: str) -> np.dtype:
+        """The dtype of an element type (bool, int, float, vid)."""
+        ...
 
-    # exchanges
-    def packbits_segments(self, vals, seg_counts) -> tuple[Any, Any]: ...
-    def unpackbits_segments(self, data, byte_counts, bit_counts) -> Any: ...
-    def segment_counts(self, sel, seg_counts) -> Any: ...
-    def pack_records(self, arrays, layout, rb: int, idx) -> Any: ...
-    def unpack_field(self, rbytes, off: int, elem: str) -> Any: ...
+    def is_array(self, x: Any) -> bool:
+        """Whether `x` is a 1-d array of this backend (a vertex or edge value), not a scalar."""
+        ...
 
-    # aggregators and randomness
-    def partial(self, op: str, value, mask, elem: str, ids, vk: str) -> Any: ...
-    def value_counts(self, value, mask) -> tuple[Any, Any]: ...  # a global `mode`'s histogram
-    def value_kind(self, op: str, value, elem: str) -> str: ...
-    def finish(self, op: str, elem: str, vk: str, slots) -> Any: ...
-    def uniform(self, seed: int, site: int, count: int, key_a, key_b=None) -> Any: ...
+    def int64(self, x: Any) -> np.int64:
+        """A scalar int with int64 wrap-around (the language's `int` is 64-bit everywhere)."""
+        ...
 
-    # host and device
-    def to_host(self, a) -> Any: ...
-    def from_host(self, a) -> Any: ...
-    def synchronize(self) -> None: ...
-    def memory_info(self) -> dict: ...
+    # ---- structure
 
-    # reads that synchronize a device (a GPU backend counts them: `syncs` in --stats)
-    def item(self, x) -> Any: ...  # a Python scalar of a 0-d array
-    def nonzero(self, mask) -> Any: ...  # flatnonzero
-    def bincount(self, x, minlength: int = 0) -> Any: ...
-    def repeat(self, a, counts) -> Any: ...
-    def put_where(self, arr, mask, value) -> None: ...  # arr[mask] = value, no read
-    def reset(self) -> None: ...  # a run starts: zero the transfer and sync counters
+    def graph_part(self, lg: LocalGraph) -> LocalGraph:
+        """The rank's graph part the verbs work on: the host part itself, or its device copy."""
+        ...
 
+    def segments(self, indptr: Array) -> Segments:
+        """The CSR row structure of `indptr` (the adjacency's rows), with per-row reductions."""
+        ...
 
-_LOADED: dict[tuple, Backend] = {}
+    def csr_matrix(self, indptr: Array, cols: Array, n_cols: int, kind: str) -> Any:
+        """The adjacency as a matrix of ones for `@` a vector: sums and counts as one SpMV."""
+        ...
 
+    def transpose(self, indptr: Array, cols: Array, data: Array, n_cols: int) -> tuple[Array, Array, Array]:
+        """(indptr over columns, rows, data) of a CSR matrix: the reverse adjacency, for pushing."""
+        ...
 
-def load(name: str) -> Backend:
-    """The backend called `name` for this process (cupy: the device of this rank), one instance per
-    process: the device copies of graph parts and their structures keep the backend they were made
-    with, so its counters (`reset` at the start of every run) see every run's work."""
-    key: tuple = (name,)
-    if name == "cupy":
-        from g2pl.runtime.cupy_backend import CuPyBackend, import_cupy
+    def expand_ranges(self, starts: Array, lens: Array) -> Array:
+        """The concatenation of `arange(s, s + l)` for each (s, l): the entries of chosen rows."""
+        ...
 
-        key = (name, id(import_cupy()[0]))  # the CuPy module imported now (tests swap in a stand-in)
-    bk = _LOADED.get(key)
-    if bk is None:
-        if name == "cupy":
-            bk = CuPyBackend()
-        else:
-            from g2pl.runtime.numpy_backend import NumPyBackend
+    def gather(self, table: Array, idx: Array) -> Array:
+        """`table[idx]` for a 1-d table, int32 indices at full speed."""
+        ...
 
-            bk = NumPyBackend()
-        _LOADED[key] = bk
-    bk.reset()
-    return bk
+    def take_into(self, table: Array, idx: Array, out: Array) -> None:
+        """`out[:] = table[idx]` without a temporary."""
+        ...
+
+    # ---- neighbourhood reductions
+
+    def seg_reduce(self, seg: Seg, op: str, value: Array, mask: Array | None, elem: str,
+                   ids: Array | None = None) -> Array:
+        """Aggregate per-entry `value` into rows with the language's empty and tie rules (the pull)."""
+        ...
+
+    def scatter_reduce(self, op: str, recv: Array, vals: Array, mask: Array | None, n: int, elem: str,
+                       ids: Array | None = None) -> Array:
+        """Aggregate entries in any order into `n` receivers (the push)."""
+        ...
+
+    def any_pull(self, seg: Seg, nbr: Array, x: Array, budget: int | None = None,
+                 rows: Array | None = None) -> Array | None:
+        """Per row: does any neighbour have `x`?  An early-exit pull; None when it would read more than
+        `budget` entries (the caller pushes instead)."""
+        ...
+
+    def rows_with_any(self, indptr: Array, rows: Array, nbr: Array, mask: Array) -> Array:
+        """Per row of `rows`: does any of its entries' neighbours have `mask`?  (An `or` limited to a
+        receivers pass's rows.)"""
+        ...
+
+    def mean(self, total: Array, count: Array) -> Array:
+        """`total / count`, NaN where count is 0 (an empty average)."""
+        ...
+
+    def identity(self, op: str, dtype: Any) -> Any:
+        """The neutral element of `op` in `dtype`, padding masked-out entries before a reduction."""
+        ...
+
+    def empty_value(self, op: str, elem: str) -> Any:
+        """The result of aggregation `op` over no elements."""
+        ...
+
+    def value_counts(self, value: Array, mask: Array | None) -> tuple[Array, Array]:
+        """(distinct values, their counts) where `mask` holds: a global `mode`'s histogram."""
+        ...
+
+    # ---- exchanges
+
+    def packbits_segments(self, vals: Array, seg_counts: Array) -> tuple[Array, Array]:
+        """Bools packed into bytes per destination rank: (bytes, byte counts per rank)."""
+        ...
+
+    def unpackbits_segments(self, data: Array, byte_counts: Array, bit_counts: Array) -> Array:
+        """The inverse of `packbits_segments`: the bools each rank sent, in rank order."""
+        ...
+
+    def segment_counts(self, sel: Array, seg_counts: Array) -> Array:
+        """Per segment (destination rank), how many of its entries `sel` keeps."""
+        ...
+
+    def pack_records(self, arrays: list[Array], layout: list[tuple[int, str]], rb: int, idx: Array) -> np.ndarray:
+        """Host rows of `rb` bytes, one per sending vertex in `idx`, each field at its (offset, type):
+        the entries and records transports."""
+        ...
+
+    def unpack_field(self, rbytes: np.ndarray, off: int, elem: str) -> Array:
+        """One field of received records, as an array of this backend."""
+        ...
+
+    # ---- aggregators and randomness
+
+    def partial(self, op: str, value: Array, mask: Array | None, elem: str, ids: Array | None,
+                vk: str) -> np.ndarray:
+        """This rank's two int64 slots of a global aggregation, on the host for the communicator."""
+        ...
+
+    def value_kind(self, op: str, value: Any, elem: str) -> str:
+        """'f' or 'i': how a global aggregation's slots hold its values."""
+        ...
+
+    def finish(self, op: str, elem: str, vk: str, slots: np.ndarray) -> Any:
+        """The value of a global aggregation from its slots reduced over ranks."""
+        ...
+
+    def host_int64(self, parts: list[Any]) -> np.ndarray:
+        """One host int64 vector of aggregator slots (or control values) for the communicator."""
+        ...
+
+    def uniform(self, seed: int, site: int, count: int, key_a: Array, key_b: Array | None = None) -> Array:
+        """`rand()`: uniform floats in [0, 1) from a counter-based RNG, the same on every backend."""
+        ...
+
+    # ---- host and device
+
+    def to_host(self, a: Any) -> Any:
+        """A host (NumPy) copy of a device array; other values as they are."""
+        ...
+
+    def from_host(self, a: Any) -> Any:
+        """A device copy of a host array; other values as they are."""
+        ...
+
+    def staged(self, comm: Any) -> Any:
+        """The communicator the verbs use: MPI sees host memory (or a CUDA-aware MPI device memory)."""
+        ...
+
+    def synchronize(self) -> None:
+        """Wait for the device: superstep times measure finished work."""
+        ...
+
+    def memory_info(self) -> dict[str, Any]:
+        """What --stats reports under `device` (or the host's peak RSS)."""
+        ...
+
+    def reset(self) -> None:
+        """A run starts: zero the transfer and sync counters."""
+        ...

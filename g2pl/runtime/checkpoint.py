@@ -65,7 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from g2pl.errors import G2PLError, G2PLRuntimeError
-from g2pl.npz_check import npz_headers
+from g2pl.io.npz_check import npz_headers
 from g2pl.runtime.checkpoint_schema import (
     FORMAT,
     Bad,
@@ -302,10 +302,11 @@ def _agree(comm, err: G2PLError | None, value=None) -> list:
     got = comm.allgather((_pack(err), value))
     for packed, _v in got:
         if packed is not None:
-            if packed == _pack(err):
+            if err is not None and packed == _pack(err):
                 raise err
             runtime, message, file = packed
-            raise (G2PLRuntimeError if runtime else G2PLError)(message, file=file)
+            kind: type[G2PLError] = G2PLRuntimeError if runtime else G2PLError
+            raise kind(message, file=file)
     return [v for _p, v in got]
 
 
@@ -553,7 +554,7 @@ class Checkpointer:
         _agree(comm, err)  # the directory exists before any rank writes into it
         env, arrays = encode_env(names, values)
         buf = io.BytesIO()
-        np.savez(buf, **arrays)
+        np.savez(buf, **arrays)  # type: ignore[arg-type]  # NumPy's stubs match a **dict to `allow_pickle: bool`
         doc = json.dumps({"superstep": superstep_count, "state": int(state), "env": env, "runtime": runtime},
                          allow_nan=False).encode()
         mine, err = {}, None
@@ -603,6 +604,7 @@ class Checkpointer:
         except G2PLError as e:
             err = e
         views = _agree(self.comm, err, None if data is None else _replicated(data))
+        assert data is not None  # _agree raised every rank's error
         _check_ranks(views)
         self.saved.append(data["superstep"])
         return data

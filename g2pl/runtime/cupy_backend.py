@@ -14,10 +14,13 @@ to host memory and back (the PyPI MPICH is not CUDA-aware).  Transfers and scala
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
+from typing import Any
 
 import numpy as np
 
+from g2pl.errors import G2PLError
 from g2pl.runtime import array_kernels as AK
 from g2pl.runtime import cupy_kernels as CK
 from g2pl.runtime import intops, rng
@@ -34,8 +37,6 @@ HOST_FIELDS = ("send_counts", "recv_counts", "nv_send_counts", "nv_recv_counts")
 
 def import_cupy():
     """(cupy, cupyx.scipy.sparse), or a G2PLError saying how to install CuPy / that no device exists."""
-    from g2pl.errors import G2PLError
-
     try:
         import cupy
         import cupyx.scipy.sparse as sparse
@@ -182,7 +183,8 @@ class CuPyBackend(intops.IntOpsMixin):
         part = lg.cache.devices.get(key)
         if part is not None:
             return part
-        fields, later = {}, []
+        fields: dict[str, Any] = {}
+        later: list[str] = []
         held = lg.__dict__
         for f in dataclasses.fields(LocalGraph):
             if f.name == "cache":
@@ -195,7 +197,7 @@ class CuPyBackend(intops.IntOpsMixin):
         part = lg.cache.devices[key] = DevicePart(**fields)
         uploaded: dict[int, tuple] = {}  # id(host array) -> (host array, device array)
 
-        def upload(name: str):
+        def upload(name: str) -> Any:
             h = getattr(lg, name)
             got = uploaded.get(id(h))
             if got is None:
@@ -210,7 +212,7 @@ class CuPyBackend(intops.IntOpsMixin):
             if hasattr(DevicePart, name):  # a field with a class default: attribute reads never miss, so
                 setattr(part, name, upload(name))  # a lazy one would read the default (None): upload now
             else:
-                part._lazy((name,), lambda name=name: upload(name))
+                part._lazy((name,), functools.partial(upload, name))
         return part
 
     def take_into(self, table, idx, out):
@@ -368,8 +370,6 @@ class CuPyBackend(intops.IntOpsMixin):
         and an MPI library that says it is CUDA-aware, device buffers handed to MPI directly."""
         if os.environ.get("G2PL_CUDA_AWARE_MPI") == "1" and getattr(comm, "size", 1) > 1:
             if not mpi_cuda_aware():
-                from g2pl.errors import G2PLError
-
                 raise G2PLError("G2PL_CUDA_AWARE_MPI=1, but this MPI library is not CUDA-aware "
                                 "(MPIX_Query_cuda_support() is 0); unset it to stage through host memory")
             return DeviceComm(comm, self)

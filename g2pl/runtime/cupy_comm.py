@@ -4,16 +4,19 @@ MPIX_Query_cuda_support() says so)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from g2pl.runtime.cupy_backend import CuPyBackend
 
 
 class StagingComm:
     """A host communicator for device arrays: each buffer is copied to a page-locked host buffer
     before MPI sees it and back after (the PyPI MPICH reads device pointers as host memory)."""
 
-    def __init__(self, comm, bk) -> None:
+    def __init__(self, comm, bk: CuPyBackend) -> None:
         self._comm, self._bk = comm, bk
 
     def __getattr__(self, name: str) -> Any:

@@ -5,14 +5,19 @@ module `ops.xp`: cupy, or the strict stand-in in tests)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from g2pl.runtime import raw_kernels as RK
+
+if TYPE_CHECKING:
+    from g2pl.runtime.cupy_backend import CuPyBackend
 
 
 class Segments:
     """CSR row structure on the device; reductions run per row over fixed chunks of entries (no
     per-entry owner array: `owner` is built only for the callers that index with it)."""
 
-    def __init__(self, ops, indptr) -> None:
+    def __init__(self, ops: CuPyBackend, indptr) -> None:
         self.ops = ops
         self.xp = xp = ops.xp
         self.indptr = indptr
@@ -59,7 +64,7 @@ class DeviceCSR:
     per row by one kernel (no values array of ones, no cuSPARSE).  Float vectors in float64 (a fixed
     order), integer vectors in int64 (exact, wrapping)."""
 
-    def __init__(self, ops, sparse, indptr, cols, n_cols: int) -> None:
+    def __init__(self, ops: CuPyBackend, sparse, indptr, cols, n_cols: int) -> None:
         self.xp, self.cols, self.n_cols = ops.xp, cols, n_cols
         self.seg = Segments(ops, indptr)
         self.shape = (self.seg.n, n_cols)

@@ -14,17 +14,36 @@ from typing import Any
 import numpy as np
 
 from g2pl.errors import G2PLRuntimeError, RunStopped
-from g2pl.runtime import alloc
-from g2pl.runtime.backend import load as load_backend
+from g2pl.graph import alloc
+from g2pl.runtime.backend import Backend
 from g2pl.runtime.checkpoint import Checkpointer, graph_digest, hold_directory
 from g2pl.runtime.comm import SingleComm
+from g2pl.runtime.cupy_backend import CuPyBackend, import_cupy
 from g2pl.runtime.engine import Runtime
 from g2pl.runtime.launch import RankWatchdog, program_started
+from g2pl.runtime.numpy_backend import NumPyBackend
 from g2pl.runtime.partition import LocalGraph, partition, resolve_renumber, whole, whole_by_degree
 from g2pl.runtime.stats import Stats
 
 #: a rank that received its part warms this many heap bytes per byte of the part (see alloc.warm)
 WARM_PER_BYTE = 2
+
+
+_LOADED: dict[tuple, Backend] = {}
+
+
+def load_backend(name: str) -> Backend:
+    """The backend called `name` for this process (cupy: the device of this rank), one instance per
+    process: the device copies of graph parts and their structures keep the backend they were made
+    with, so its counters (`reset` at the start of every run) see every run's work."""
+    key: tuple = (name,)
+    if name == "cupy":
+        key = (name, id(import_cupy()[0]))  # the CuPy module imported now (tests swap in a stand-in)
+    bk = _LOADED.get(key)
+    if bk is None:
+        bk = _LOADED[key] = CuPyBackend() if name == "cupy" else NumPyBackend()
+    bk.reset()
+    return bk
 
 
 def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
@@ -34,8 +53,8 @@ def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
         if renumber not in kept:
             kept[renumber] = whole(graph) if renumber is None else whole_by_degree(graph)
         return kept[renumber]
-    parts = partition(graph, comm.size, renumber) if comm.rank == 0 else None
     if comm.rank == 0:
+        parts = partition(graph, comm.size, renumber)
         for r in range(1, comm.size):
             comm.c.send(parts[r], dest=r, tag=7)
         return parts[0]
@@ -105,7 +124,7 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
     """Run `module` on `graph`; returns (values, stats dict) on rank 0, (None, stats) elsewhere.
 
     Values are (name, kind, type, value) in `return` order, each vertex or edge value one host array
-    aligned with `graph` (g2pl.returned); their JSON shapes are made only when asked for.
+    aligned with `graph` (g2pl.results.returned); their JSON shapes are made only when asked for.
 
     `renumber`: "auto", "degree", "none" or None (see partition.resolve_renumber).
 

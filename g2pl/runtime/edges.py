@@ -4,9 +4,10 @@ the member lists of sparse bool arrays that both these and the sparse `vmap` reu
 from __future__ import annotations
 
 import sys
+from typing import Any, Literal
 
-from g2pl.compiler.exchange import Spec
-from g2pl.runtime.backend import Backend
+from g2pl.contract import Spec
+from g2pl.runtime.backend import Array, Backend
 from g2pl.runtime.stats import Stats, Tally
 from g2pl.runtime.transport import Transport
 
@@ -62,7 +63,8 @@ class Counted:
     IDs, made on first use by `ids(side)`."""
 
     def __init__(self, ids) -> None:
-        self._ids, self._made = ids, {}
+        self._ids = ids
+        self._made: dict[str, Any] = {}
 
     def _get(self, side: str):
         if side not in self._made:
@@ -86,9 +88,9 @@ class Edges:
         self.bk, self.xp, self.lg = bk, bk.xp, lg
         self.n, self.m = lg.n, lg.m
         self.transport, self.members, self.tally, self.stats = transport, members, tally, stats
-        self._within: dict[int, tuple[list, object]] = {}  # per exchange spec: see within()
+        self._within: dict[int, tuple[list[Array], Array]] = {}  # per exchange spec: see within()
         self._deg = None  # see _degrees()
-        self._owned: tuple[int, int] | bool | None = None  # see _owned_span() (False: not one slice)
+        self._owned: tuple[int, int] | Literal[False] | None = None  # see _owned_span() (False: not one slice)
 
     def entries(self, x, k: int):
         return x if self.bk.is_array(x) else self.xp.full(k, x)
@@ -176,7 +178,7 @@ class Edges:
             conds = sent(Counted(lambda side: lg.end_ids(side)[lo:hi]), *(o[lo:hi] for o in out))
             k = hi - lo
         else:
-            ends: dict[str, object] = {}  # side -> that endpoint of each needed edge
+            ends: dict[str, Array] = {}  # side -> that endpoint of each needed edge
             out, vals = [], []
             for f, side in reads:
                 if side not in ends:

@@ -1,4 +1,4 @@
-"""The BSP runtime a generated module runs on (`rt` in generated code): thirteen verbs.
+"""The BSP runtime a generated module runs on (`rt` in generated code): fourteen verbs.
 
     vmap          a scalar, vertex or edge value (Ligra's vertexMap), sparse where a set is
     nbr_combine   neighbourhood combine: exchange, count, push or pull, reduce (Ligra's edgeMap)
@@ -29,14 +29,17 @@ import os
 import signal
 import time
 
-from g2pl.compiler.exchange import Broadcast, Spec
-from g2pl.compiler.ir import DEFAULTS  # one definition for the compiler and the runtime
+from g2pl.contract import (
+    DEFAULTS,  # one definition for the compiler and the runtime
+    Broadcast,
+    Spec,
+)
 from g2pl.errors import RunStopped
-from g2pl.runtime import alloc
+from g2pl.graph import alloc
 from g2pl.runtime.backend import Backend
 from g2pl.runtime.checkpoint_schema import encode_runtime
 from g2pl.runtime.comm import SingleComm
-from g2pl.runtime.common import Common
+from g2pl.runtime.common_neighbours import Common
 from g2pl.runtime.edges import Edges, Members
 from g2pl.runtime.keyed import Keyed
 from g2pl.runtime.neighbourhood import Neighbourhood
@@ -272,8 +275,9 @@ class Runtime:
         return self.edges.endpoints(spec, fields, need, keep, sent)
 
     def common(self, spec: Spec, vfields: tuple, efields: tuple, head, within=None):
-        """An aggregation over the common neighbours w of each local edge's endpoints (see common.py):
-        `head` makes (value, filter) per element of the vertex and edge fields (None: count them)."""
+        """An aggregation over the common neighbours w of each local edge's endpoints (see
+        common_neighbours.py): `head` makes (value, filter) per element of the vertex and edge fields (None:
+        count them)."""
         return self.common_nbrs.reduce(spec, vfields, efields, head, within)
 
     def mark(self, mask, sides: tuple[str, ...] = (), ids=None, spec: Spec | None = None):
@@ -427,8 +431,10 @@ class Runtime:
         the clock is read and, with several ranks, agreed on (one small Allreduce, at the same iteration
         on every rank); the interval adapts so that checks come about every CLOCK_PERIOD seconds."""
         now = time.perf_counter()
+        limit = self._time_limit
+        assert limit is not None  # the clock is read only under a time limit (see _clock_at)
         over, _n, slowest, _m = self.comm.allreduce_partials(self.bk.host_int64(
-            [[int(now - self._t_start > self._time_limit), 0], [int(1e6 * (now - self._t_clock)), 0]]),
+            [[int(now - self._t_start > limit), 0], [int(1e6 * (now - self._t_clock)), 0]]),
             (("or", "i"), ("max", "i")))
         if over:
             self._stop_time(now)

@@ -14,6 +14,9 @@ can never fail and results are the same on every rank count and backend:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 
@@ -71,9 +74,7 @@ def shr(xp, a, n):
     return _shift(xp, a, n, False)
 
 
-#: each operation of the generated code (`ops.NAME`) and its arity
-OPS = {"idiv": 2, "mod": 2, "bitand": 2, "bitor": 2, "bitxor": 2, "bitnot": 1, "shl": 2, "shr": 2}
-FUNCS = {"idiv": idiv, "mod": mod, "bitand": bitand, "bitor": bitor, "bitxor": bitxor, "bitnot": bitnot,
+FUNCS: dict[str, Callable[..., Any]] = {"idiv": idiv, "mod": mod, "bitand": bitand, "bitor": bitor, "bitxor": bitxor, "bitnot": bitnot,
          "shl": shl, "shr": shr}
 
 

@@ -8,6 +8,8 @@ results); partition.py uses `expand_ranges` on the host while it builds graph pa
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 
 from g2pl.runtime import array_kernels as AK
@@ -32,7 +34,7 @@ SELECT_BLOCK = 1 << 15
 #: "clip" clamps each index (a conditional move the load must wait for): on a 2-core AMD EPYC VM the
 #: 31.4M-entry int32 gather of kron:20 takes 0.025 s against 0.032 s CPU (bench/take_mode.py).  Valid indices
 #: give the same values either way.
-TAKE_MODE = "wrap"
+TAKE_MODE: Final = "wrap"
 
 
 def select(cond, a, b):
@@ -164,9 +166,9 @@ class Segments:
 
 
 def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | None, elem: str,
-               ids_of_entry: np.ndarray | None = None) -> np.ndarray:
+               ids: np.ndarray | None = None) -> np.ndarray:
     """Aggregate per-entry `value` into rows with the language's empty and tie rules (array_kernels)."""
-    return AK.seg_reduce(_OPS, seg, op, value, mask, elem, ids_of_entry)
+    return AK.seg_reduce(_OPS, seg, op, value, mask, elem, ids)
 
 
 def expand_ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
@@ -238,7 +240,7 @@ def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None =
             hit = take(x, take(heads[w - 1], rows))
             for k in range(w, 2 * w - 1):
                 hit |= take(x, take(heads[k], rows))
-        elif w == 1:
+        elif cnt is None:  # w == 1
             hit = take(x, take(nbr, pos))
         else:
             offs = np.cumsum(cnt)

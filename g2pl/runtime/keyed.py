@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from g2pl.compiler.exchange import Spec
+from g2pl.contract import Spec
 from g2pl.runtime.backend import Backend
 from g2pl.runtime.stats import Tally
 from g2pl.runtime.values import DEFAULTS, INT64_MAX
@@ -48,6 +48,7 @@ class Keyed:
         valid = ~xp.isnan(vals) if arg and vals.dtype.kind == "f" else None  # NaN never wins
         if not spec.nkeys:
             if valid is not None:
+                assert t1 is not None and t2 is not None  # (made above for argmin/argmax)
                 ok = bk.nonzero(valid)
                 vals, t1, t2 = vals[ok], t1[ok], t2[ok]
                 pay = pay[ok] if pay is not None else None

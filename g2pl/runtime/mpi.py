@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from typing import Any
 
 import numpy as np
 
 from g2pl.runtime import partials
+from g2pl.runtime.launch import RUN_DIR_ENV, note_exit
 
 _ENV_SIZE = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE")
 
@@ -93,10 +95,6 @@ class MPIComm:
         Under a supervising `g2pl run --np` the rank tells it the error was reported (so it adds no line
         of its own) and just exits: mpiexec then kills the other ranks as MPI_Abort would, without
         MPICH's "Abort(1) on node ..." line under the error. Under an outer mpiexec: MPI_Abort."""
-        import sys
-
-        from g2pl.runtime.launch import RUN_DIR_ENV, note_exit
-
         if os.environ.get(RUN_DIR_ENV):
             note_exit(status)
             sys.stdout.flush()

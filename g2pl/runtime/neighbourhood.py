@@ -11,13 +11,46 @@ kept per exchange spec).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
+from typing import NamedTuple, cast
 
-from g2pl.compiler.exchange import Spec
-from g2pl.runtime.adjacency import Adjacency, Entries
-from g2pl.runtime.backend import Backend
+from g2pl.contract import Spec
+from g2pl.runtime.adjacency import Adjacency, Entries, Pushed
+from g2pl.runtime.backend import Array, Backend, RowBlocks
 from g2pl.runtime.stats import Stats, Tally
 from g2pl.runtime.transport import Transport
+
+
+class Known(NamedTuple):
+    """The receivers pass's `known` argument, read once per exchange (Neighbourhood._known_rows)."""
+
+    array: Array  # the senders' kept copy of the receivers' set, as the program passed it
+    owned: Array  # its owned part, as bools: each receiver's own copy
+    rows: Array  # the receivers there
+
+
+class SendWork(NamedTuple):
+    """The ext senders where a presence mask holds (Neighbourhood._send_work)."""
+
+    senders: Array
+    lens: Array  # their entry counts
+    total: int  # their entries in all
+
+
+class _WorkMemo(NamedTuple):
+    adj: Adjacency
+    present: Array
+    work: SendWork
+
+
+class _SentRows(NamedTuple):
+    """Entries per receiver from `senders`, as the last pull over `adj` had them (see _count_known)."""
+
+    adj: Adjacency
+    senders: Array
+    counts: Array
+    view: Adjacency  # the adjacency view the pull ran over
 
 
 class Neighbourhood:
@@ -39,8 +72,8 @@ class Neighbourhood:
         self.push_state: dict[int, bool] = {}  # per exchange spec: pushing now (hysteresis)
         # (adjacency, senders, entries per receiver from those senders) of the last pull that had them:
         # see _count_known
-        self._sent_rows: tuple | None = None
-        self._work_memo: tuple | None = None  # see _send_work
+        self._sent_rows: _SentRows | None = None
+        self._work_memo: _WorkMemo | None = None  # see _send_work
 
     def end_superstep(self) -> None:
         self._work_memo = None
@@ -80,18 +113,19 @@ class Neighbourhood:
         pushed = None
         if spec.policy == "push-pull" and present is not None:
             pushed = self._active_entries(adj, present, spec.id, spec.per_entry)
-        kn = None if known is None else self._known_rows(known)
-        out = self._reduce(spec, ext, head, adj, present, pushed, recv, kn)
-        if spec.counted and along is None and kn is not None:  # after: the reduction's view counts them
-            self._count_known(adj, present, kn, pushed)
+        kr = None if known is None else self._known_rows(known)
+        out = self._reduce(spec, ext, head, adj, present, pushed, recv, kr)
+        if spec.counted and along is None and kr is not None:  # after: the reduction's view counts them
+            self._count_known(adj, present, kr, pushed)
         return out
 
-    def _known_rows(self, known) -> tuple:
-        """(`known` itself, its owned part as bools, the receivers there) for the receivers pass."""
+    def _known_rows(self, known) -> Known:
+        """`known` itself, its owned part as bools, the receivers there (the receivers pass)."""
         kn = self.entries(known, self.lg.n_ext)[:self.n].astype(bool, copy=False)
-        return known, kn, self.bk.nonzero(kn)
+        return Known(known, kn, self.bk.nonzero(kn))
 
-    def _reduce(self, spec: Spec, ext: tuple, head, adj: Adjacency, present, pushed, recv, kn=None):
+    def _reduce(self, spec: Spec, ext: Sequence[Array], head, adj: Adjacency, present, pushed: Pushed | None, recv,
+                known: Known | None = None):
         xp = self.xp
         if spec.per_entry:
             block = self.bk.entry_block
@@ -99,7 +133,8 @@ class Neighbourhood:
                 return self._head_entries(spec, ext, head, Entries(adj, self.lg.ext_ids, self.lg.ids, pushed),
                                           present)
             out = None
-            for k, rows in enumerate(adj.seg.row_blocks(block)):
+            seg = cast(RowBlocks, adj.seg)  # a positive entry_block: the backend's segments cut blocks
+            for k, rows in enumerate(seg.row_blocks(block)):
                 E = Entries(adj, self.lg.ext_ids, self.lg.ids, None, rows, later_block=k > 0)
                 got = self._head_entries(spec, ext, head, E, present)
                 if out is None:
@@ -111,7 +146,7 @@ class Neighbourhood:
             mask = present if mask is None else xp.logical_and(present, mask)
         if pushed is not None:  # (the pushed entries are the senders' where `present` holds)
             return self._push(spec.op, value, None if mask is present else mask, pushed, spec.elem)
-        return self._pull(spec.op, value, mask, adj, spec.elem, recv, mask is present, kn)
+        return self._pull(spec.op, value, mask, adj, spec.elem, recv, mask is present, known)
 
     # ------------------------------------------------------------ counting and direction
 
@@ -136,14 +171,14 @@ class Neighbourhood:
             sel = xp.logical_and(sel, self.bk.gather(present, adj.nbr))
         self.tally.messages += int(self.bk.item(xp.count_nonzero(sel)))
 
-    def _count_known(self, adj: Adjacency, present, known: tuple, pushed) -> None:
+    def _count_known(self, adj: Adjacency, present, known: Known, pushed: Pushed | None) -> None:
         """Records sent to the receivers in `known` (the senders' copy; owned part = each receiver's own
         copy, what its neighbours were told): the entries whose sender sends and whose receiver is
         known.  Counted from what the reduction already has when it can (the pushed entries' receivers,
         the rows of a view holding exactly the senders' entries), else from whichever side has fewer
         entries (both sets usually shrink together)."""
         xp, bk, n = self.xp, self.bk, self.n
-        arr, kn, rows = known
+        kn, rows = known.owned, known.rows
         if present is None:
             self.tally.pending.append(adj.seg.counts[rows].sum())
             return
@@ -152,8 +187,8 @@ class Neighbourhood:
         if len(rows) == n:  # every receiver known: every entry of the senders
             self.tally.messages += work
         elif pushed is not None:
-            self.tally.pending.append(xp.count_nonzero(kn[pushed[0]]))
-        elif (got := self._rows_from(adj, present, arr, kn)) is not None:
+            self.tally.pending.append(xp.count_nonzero(kn[pushed.own]))
+        elif (got := self._rows_from(adj, present, known.array, kn)) is not None:
             self.tally.pending.append(got[rows].sum())
         elif work <= int(bk.item(adj.seg.counts[rows].sum())):  # the senders' entries, into known receivers
             indptr, recv, _eid = adj.transpose()
@@ -168,40 +203,40 @@ class Neighbourhood:
         senders had them at every receiver of `kn` (the owned part of `known`): a count, or a view of
         exactly their entries; matching's Deps and argmin send from the same set in one round."""
         got, xp, bk = self._sent_rows, self.xp, self.bk
-        if got is None or got[0] is not adj:
+        if got is None or got.adj is not adj:
             return None
-        snd, view = got[1], got[3]
+        snd, view = got.senders, got.view
         if len(snd) != len(present):
             return None
         differ = None if snd is present else xp.any(snd != present)
         if view.rows is not None and view.rows_key is not known:  # a receiver outside the view's rows?
             outside = xp.any(kn > view.rows)
             differ = outside if differ is None else differ | outside
-        return got[2] if differ is None or not bk.item(differ) else None
+        return got.counts if differ is None or not bk.item(differ) else None
 
     def _keep_rows(self, adj: Adjacency, present, counts, view: Adjacency) -> None:
         """Remember `counts` (entries per receiver from `present`, at the rows `view` holds).  `present`
         is kept itself: it is a program array (one rank) or a new one per exchange, never written, so
         the next pull from the same array is known by identity without comparing it."""
-        self._sent_rows = (adj, present, counts, view)
+        self._sent_rows = _SentRows(adj, present, counts, view)
 
-    def _send_work(self, adj: Adjacency, present) -> tuple:
+    def _send_work(self, adj: Adjacency, present) -> SendWork:
         """(senders, their entry counts, total entries) of the ext senders where `present` holds.
 
         Message counting, the push/pull choice and the early-exit pull's budget all need
         it for the same array in one superstep: computed once (remembered by identity
         until the superstep ends; the arrays are not written in between)."""
         memo = self._work_memo
-        if memo is not None and memo[0] is adj and memo[1] is present:
-            return memo[2]
+        if memo is not None and memo.adj is adj and memo.present is present:
+            return memo.work
         senders = self.bk.nonzero(self.entries(present, self.lg.n_ext))
         lens = adj.sender_counts()[senders]
-        got = (senders, lens, int(self.bk.item(lens.sum())))
-        self._work_memo = (adj, present, got)
+        got = SendWork(senders, lens, int(self.bk.item(lens.sum())))
+        self._work_memo = _WorkMemo(adj, present, got)
         return got
 
-    def _active_entries(self, adj: Adjacency, present, key: int, per_entry: bool) -> tuple | None:
-        """(receivers, senders, edges) of the active senders' entries when pushing; None to pull."""
+    def _active_entries(self, adj: Adjacency, present, key: int, per_entry: bool) -> Pushed | None:
+        """The active senders' entries when pushing; None to pull."""
         senders, lens, work = self._send_work(adj, present)
         work += len(senders)
         indptr, recv, eid = adj.transpose()
@@ -216,11 +251,11 @@ class Neighbourhood:
         if not pushing:
             return None
         pos = self.bk.expand_ranges(indptr[senders], lens)
-        return recv[pos], self.bk.repeat(senders, lens), eid[pos]
+        return Pushed(recv[pos], self.bk.repeat(senders, lens), eid[pos])
 
     # ------------------------------------------------------------ reductions
 
-    def _head_entries(self, spec: Spec, ext: tuple, head, E: Entries, present):
+    def _head_entries(self, spec: Spec, ext: Sequence[Array], head, E: Entries, present):
         """The head over entries `E`, reduced per receiver (E's rows only, for a block)."""
         value, mask = head(E, *ext)
         if present is not None:
@@ -239,22 +274,22 @@ class Neighbourhood:
         ids = E.nbr_ids if op in ("argmin", "argmax") else None
         return bk.seg_reduce(E.seg, op, v, msk, elem, ids)
 
-    def _push(self, op: str, value, mask, pushed: tuple, elem: str):
+    def _push(self, op: str, value, mask, pushed: Pushed, elem: str):
         ne = self.lg.n_ext
         if op == "or" and mask is None and not self.bk.is_array(value) and bool(value):
             # `or [ true | u <- nvals v, u in F ]` (BFS): every pushed entry's receiver holds, no per-entry
             # values needed
             out = self.xp.zeros(self.n, dtype=bool)
-            out[pushed[0]] = True
+            out[pushed.own] = True
             return out
         v = self.entries(value, ne)
         msk = None if mask is None else self.entries(mask, ne).astype(bool, copy=False)
-        recv, snd, _eid = pushed
+        snd = pushed.nbr
         ids = self.lg.ext_ids[snd] if op in ("argmin", "argmax") else None
-        return self.bk.scatter_reduce(op, recv, v[snd], None if msk is None else msk[snd], self.n, elem, ids)
+        return self.bk.scatter_reduce(op, pushed.own, v[snd], None if msk is None else msk[snd], self.n, elem, ids)
 
     def _pull(self, op: str, value, mask, adj: Adjacency, elem: str, recv, mask_is_sent: bool = False,
-              known=None):
+              known: Known | None = None):
         """Aggregate message values computed per sender (`value`, `mask` over ext vertices).
         `recv` (bool per vertex, or a scalar): only these receivers use the result, so an or/and pull
         skips the others (their result is unspecified), and a view (see Adjacency.restricted) holds
@@ -281,7 +316,7 @@ class Neighbourhood:
         full = adj
         if msk is not None and adj.entries:
             reused = adj.count_use(msk)
-            work = self._send_work(adj, msk)[2]
+            work = self._send_work(adj, msk).total
             if work == adj.entries:  # every entry's sender sends: no mask
                 msk = None
             else:
@@ -322,12 +357,12 @@ class Neighbourhood:
         return bk.seg_reduce(adj.seg, op, bk.gather(v, adj.nbr), None if msk is None else bk.gather(msk, adj.nbr),
                              elem, ids)
 
-    def _view_rows(self, recv, known: tuple | None) -> tuple:
+    def _view_rows(self, recv, known: Known | None) -> tuple:
         """(the receivers a view must hold, bool per owned vertex, or None: all; the program array they
         come from): `known` when it leaves some out (its rows' counts are then the messages: see
         _count_known), else `recv`."""
-        if known is not None and len(known[2]) < self.n:
-            return known[1], known[0]
+        if known is not None and len(known.rows) < self.n:
+            return known.owned, known.array
         if recv is not None and self.bk.is_array(recv):
             return recv.astype(bool, copy=False), recv
         return None, None

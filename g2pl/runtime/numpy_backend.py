@@ -11,7 +11,7 @@ import resource
 import numpy as np
 import scipy.sparse as _sp  # imported here, not in the first superstep that needs a CSR product
 
-from g2pl.compiler.ir import ELEM_SIZE
+from g2pl.contract import ELEM_SIZE
 from g2pl.runtime import array_kernels as AK
 from g2pl.runtime import intops
 from g2pl.runtime import kernels as K

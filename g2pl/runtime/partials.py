@@ -4,12 +4,14 @@ Allreduce with `combine` as the reduction operator.  Host-side: the slots are a 
 
 from __future__ import annotations
 
+from typing import SupportsFloat
+
 import numpy as np
 
 from g2pl.runtime.values import INT64_MAX, empty_value, identity
 
 
-def _bits(x: float) -> int:
+def _bits(x: SupportsFloat) -> int:
     return int(np.array([x], dtype=np.float64).view(np.int64)[0])
 
 
@@ -56,6 +58,7 @@ def partial(op: str, value: np.ndarray, mask: np.ndarray | None, elem: str, ids:
     if op in ("argmin", "argmax", "pick"):
         if cnt == 0:
             return np.array([0, INT64_MAX], dtype=np.int64)
+        assert ids_sel is not None  # (these aggregators are given the elements' IDs)
         if op == "pick":
             best, i = v[0], ids_sel[0]
         else:

@@ -186,7 +186,8 @@ def _row_take(indptr: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.nda
     return new_ptr, expand_ranges(HostOps, indptr[:-1][order], lens)
 
 
-def _reorder_rows(indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, order: np.ndarray):
+def _reorder_rows(indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, order: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR with rows taken in `order` (each row's entries keep their order)."""
     new_ptr, take = _row_take(indptr, order)
     return new_ptr, nbr[take], eid[take]
@@ -206,14 +207,6 @@ def _rows_taken(old_ptr: np.ndarray, new_ptr: np.ndarray, order: np.ndarray, arr
         vals = arr[take]
         out[new_ptr[k0]:new_ptr[k1]] = vals if table is None else table[vals]
         k0 = k1
-    return out
-
-
-def _mapped(table: np.ndarray, arr: np.ndarray, dtype) -> np.ndarray:
-    """`table[arr]` as `dtype`, a chunk at a time."""
-    out = np.empty(len(arr), dtype=dtype)
-    for lo in range(0, len(arr), _CHUNK):
-        out[lo:lo + _CHUNK] = table[arr[lo:lo + _CHUNK]]
     return out
 
 
@@ -361,7 +354,7 @@ def partition(graph, size: int, renumber: str | None = None) -> list[LocalGraph]
         vmap[ghosts] = nl + np.arange(len(ghosts))
         emap[eidx] = np.arange(len(eidx))
 
-        def csr(indptr, nbr, eid, lo=lo, hi=hi):
+        def csr(indptr, nbr, eid, lo=lo, hi=hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             a, b = indptr[lo], indptr[hi]
             return (indptr[lo:hi + 1] - a).astype(np.int64), vmap[nbr[a:b]], emap[eid[a:b]]
 
@@ -393,16 +386,16 @@ def partition(graph, size: int, renumber: str | None = None) -> list[LocalGraph]
         emap[eidx] = -1
     _naive_transport(graph, bounds, parts, owner_of_index)
     for r in range(size):  # naive routes name owned vertices by block position: map through the renumbering
-        inv = parts[r].get("sorted_to_local")
-        if inv is not None:
-            parts[r]["nv_send_idx"] = inv[parts[r]["nv_send_idx"]]
+        to_local = parts[r].get("sorted_to_local")
+        if to_local is not None:
+            parts[r]["nv_send_idx"] = to_local[parts[r]["nv_send_idx"]]
     # send lists: rank r sends to rank q the owned vertices that q holds as ghosts, in q's ghost order
     for r in range(size):
         lo, hi = int(bounds[r]), int(bounds[r + 1])
         chunks = [g[(g >= lo) & (g < hi)] - lo for g in ghost_lists]
-        inv = parts[r].get("sorted_to_local")
-        if inv is not None:
-            chunks = [inv[c] for c in chunks]
+        to_local = parts[r].get("sorted_to_local")
+        if to_local is not None:
+            chunks = [to_local[c] for c in chunks]
         parts[r]["send_idx"] = np.concatenate(chunks).astype(np.int64)
         parts[r]["send_counts"] = np.array([len(c) for c in chunks], dtype=np.int64)
     return [LocalGraph(**p) for p in parts]
@@ -414,7 +407,6 @@ def _naive_transport(graph, bounds, parts: list[dict], owner_of_index: np.ndarra
     sends: list[list[np.ndarray]] = [[np.zeros(0, np.int64)] * size for _ in range(size)]
     for q in range(size):
         lo, hi = int(bounds[q]), int(bounds[q + 1])
-        recv_ghosts, recv_counts = [], np.zeros(size, np.int64)
         csrs = [(graph.in_indptr, graph.in_nbr)]
         if graph.directed:
             csrs.append((graph.out_indptr, graph.out_nbr))

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from g2pl.compiler.exchange import Spec
+from g2pl.contract import Spec
 from g2pl.runtime.backend import Backend
 from g2pl.runtime.stats import Tally
 

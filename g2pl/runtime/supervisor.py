@@ -1,24 +1,73 @@
-"""The supervisor of a `g2pl run --np N` job (see launch.py): it waits for mpiexec, watches which rank
-dies first and how, keeps hydra's banner off stdout, acts on Ctrl-C/SIGTERM, and enforces
-`--time-limit` when a rank stops answering.  Everything it says is one `g2pl run` line."""
+"""The supervisor of a `g2pl run --np N` job (see launch.py): `relaunch` starts mpiexec below the reaper
+(reaper.py); the supervisor waits for it, watches which rank dies first and how, keeps hydra's banner
+off stdout, acts on Ctrl-C/SIGTERM, and enforces `--time-limit` when a rank stops answering.
+Everything it says is one `g2pl run` line."""
 
 from __future__ import annotations
 
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from types import FrameType
+from typing import IO, Any, TypeAlias
 
-from g2pl.runtime.launch import _ERR, POLL_S, proc_state, reaper_command, signal_name, watchdog_grace
+from g2pl.errors import G2PLError
+from g2pl.runtime import launch
+from g2pl.runtime.launch import POLL_S, signal_name, watchdog_grace
+from g2pl.runtime.reaper import ERR, proc_state, reaper_command
+
+#: what `signal.signal` takes and gives back
+_Handler: TypeAlias = "Callable[[int, FrameType | None], Any] | int | signal.Handlers | None"
 
 KILL_WAIT_S = 15.0  # how long `_kill` lets the reaper clean up before killing it and the ranks itself
+
+
+def relaunch(n: int, argv: list[str], entry: str, time_limit: float | None = None) -> int:
+    """Run `n` MPI ranks, supervised, each running the Python statement `entry` with `argv` as its
+    arguments (`g2pl run` passes its own; see g2pl.cli.rank); return the exit status.
+
+    0 on success; the ranks' own status when they reported their error themselves; 1 with one
+    `error:` line when a rank died without a word or the watchdog stopped the job; 130 (143, 129)
+    after SIGINT (SIGTERM, SIGHUP), with one line and the whole job killed."""
+    launch.check_rank_count(n)
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        raise G2PLError("--np needs mpi4py and MPI; install them with `pip install '.[mpi]'`",
+                        file="g2pl run") from None
+    exe = launch.find_mpiexec()
+    if exe is None:
+        raise G2PLError("--np needs `mpiexec`; install MPI with `pip install '.[mpi]'`", file="g2pl run")
+    run_dir = tempfile.mkdtemp(prefix="g2pl-run-")
+    try:
+        env = _rank_env(run_dir)
+        # -P: do not put the current directory first on sys.path, so every rank imports the same g2pl
+        # as this process (the PYTHONPATH of _rank_env), not a g2pl/ folder that happens to be in the cwd
+        py = [sys.executable, "-P"] if sys.version_info >= (3, 11) else [sys.executable]
+        cmd = [exe, "-n", str(n), *py, "-c", entry, *argv]
+        limit = time_limit if time_limit is not None and time_limit > 0 else None
+        return Supervisor(n, cmd, env, Path(run_dir), limit).run()
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _rank_env(run_dir: str) -> dict[str, str]:
+    """The ranks' environment: this g2pl first on the path, and where to find their supervisor."""
+    env = os.environ.copy()
+    pkg_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env[launch.RUN_DIR_ENV] = run_dir
+    env[launch.SUPERVISOR_ENV] = str(os.getpid())
+    return env
 
 
 class Supervisor:
@@ -26,7 +75,7 @@ class Supervisor:
 
     def __init__(self, n: int, cmd: list[str], env: dict[str, str], run_dir: Path, limit: float | None) -> None:
         self.n, self.cmd, self.env, self.run_dir, self.limit = n, cmd, env, run_dir, limit
-        self.proc: subprocess.Popen | None = None  # the reaper, parent of mpiexec (launch.reaper_main)
+        self.proc: subprocess.Popen[bytes] | None = None  # the reaper, parent of mpiexec (reaper.reaper_main)
         self.lifeline: int | None = None  # our end of the reaper's pipe: closing it stops the whole job
         self.signals: list[int] = []  # SIGINT/SIGTERM/SIGHUP received, in order
         self.pids: dict[int, int] = {}  # rank -> PID, from the ranks' files
@@ -39,8 +88,13 @@ class Supervisor:
         theirs, self.lifeline = os.pipe()  # both ends close-on-exec: only the reaper gets `theirs`
         try:
             try:
-                self.proc = subprocess.Popen(reaper_command(theirs, self.cmd), env=self.env, stdout=subprocess.PIPE,
-                                             process_group=0, pass_fds=(theirs,))
+                cmd = reaper_command(theirs, self.cmd)
+                if sys.version_info >= (3, 11):
+                    self.proc = subprocess.Popen(cmd, env=self.env, stdout=subprocess.PIPE, process_group=0,
+                                                 pass_fds=(theirs,))
+                else:  # Popen's process_group is Python 3.11's
+                    self.proc = subprocess.Popen(cmd, env=self.env, stdout=subprocess.PIPE, preexec_fn=os.setpgrp,
+                                                 pass_fds=(theirs,))
             finally:
                 os.close(theirs)
             self.out = StdoutFilter(self.proc.stdout, sys.stdout.buffer)
@@ -61,20 +115,26 @@ class Supervisor:
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)
 
-    def _catch_signals(self) -> dict[int, object]:
+    def _catch_signals(self) -> dict[int, _Handler]:
         """Note SIGINT/SIGTERM/SIGHUP instead of dying with a traceback; the wait loop acts on them."""
-        previous: dict[int, object] = {}
+        previous: dict[int, _Handler] = {}
         if threading.current_thread() is not threading.main_thread():
             return previous
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             previous[sig] = signal.signal(sig, lambda num, _frame: self.signals.append(num))
         return previous
 
+    @property
+    def _job(self) -> subprocess.Popen[bytes]:
+        """The reaper (parent of mpiexec), once `run` has started it."""
+        assert self.proc is not None
+        return self.proc
+
     def _wait(self) -> int | None:
         """Wait for the job; a final status if this process had to stop it, else None."""
         while True:
             try:
-                self.proc.wait(timeout=POLL_S)
+                self._job.wait(timeout=POLL_S)
                 ended = True
             except subprocess.TimeoutExpired:
                 ended = False
@@ -93,7 +153,7 @@ class Supervisor:
             if over is not None:
                 stopped = self._stopped_ranks()
                 self._kill()
-                print(f"{_ERR} --time-limit {self.limit:g} exceeded by {over:.1f} s and the ranks did not "
+                print(f"{ERR} --time-limit {self.limit:g} exceeded by {over:.1f} s and the ranks did not "
                       f"stop{_stopped_words(stopped)}; the run was stopped", file=sys.stderr)
                 return 1
 
@@ -139,12 +199,12 @@ class Supervisor:
         self._learn_pids()
         self._release()
         try:
-            self.proc.wait(timeout=KILL_WAIT_S)
+            self._job.wait(timeout=KILL_WAIT_S)
             return
         except subprocess.TimeoutExpired:
             pass
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            os.killpg(self._job.pid, signal.SIGKILL)
         except OSError:
             pass
         for pid in list(self.pids.values()):
@@ -152,7 +212,7 @@ class Supervisor:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        self.proc.wait()
+        self._job.wait()
 
     def _verdict(self, rc: int) -> int:
         """Exit status of a job that ended by itself, with one `error:` line where the ranks said nothing."""
@@ -162,7 +222,7 @@ class Supervisor:
         reported = [s for r in sorted(self.pids) if (s := self._exit_status(r)) not in (None, 0)]
         if reported:  # a rank reported its own error (printed once) before the job ended: its status,
             return reported[0]  # not mpiexec's, which under load can be that of a rank hydra killed
-        print(f"{_ERR} {self._what_happened(rc)}; the run was stopped", file=sys.stderr)
+        print(f"{ERR} {self._what_happened(rc)}; the run was stopped", file=sys.stderr)
         return 1
 
     def _what_happened(self, rc: int) -> str:
@@ -333,7 +393,7 @@ class StdoutFilter:
 
     MARK = b"\n" + b"=" * 83 + b"\n=   BAD TERMINATION"
 
-    def __init__(self, src: BinaryIO | None, dst: BinaryIO) -> None:
+    def __init__(self, src: IO[bytes] | None, dst: IO[bytes]) -> None:
         self.src, self.dst = src, dst
         self.held = b""
         self.at_line_start = True  # the byte before `held` ended a line (or nothing was written yet)

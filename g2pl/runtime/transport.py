@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import time
 
-from g2pl.compiler.exchange import Spec
-from g2pl.compiler.ir import ELEM_SIZE
+from g2pl.contract import ELEM_SIZE, Spec
 from g2pl.runtime.backend import Backend
 from g2pl.runtime.stats import Tally
 

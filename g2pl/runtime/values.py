@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from g2pl.compiler.ir import DEFAULTS
+from g2pl.contract import DEFAULTS
 
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
@@ -32,7 +32,7 @@ def empty_value(op: str, elem: str):
     raise ValueError(op)
 
 
-def identity(op: str, dtype) -> object:
+def identity(op: str, dtype: np.dtype) -> int | float | np.number:
     """Neutral element used to pad masked-out entries before a reduction."""
     if op in ("sum", "count", "avg"):
         return dtype.type(0)

@@ -31,37 +31,23 @@ After::
 
 from __future__ import annotations
 
-import dataclasses
-import re
-
 from g2pl.compiler import ir
+from g2pl.compiler.exchange import EndpointRecord
 from g2pl.compiler.passlog import PassLog, PassNote
-from g2pl.compiler.plan import Exch, Plan
-
-
-def _fresh(proc: ir.ProcIR) -> str:
-    """A temporary name no variable of the procedure has."""
-    nums = [int(m.group(1)) for v in proc.vars if (m := re.fullmatch(r"\$(\d+)", v))]
-    return f"${max(nums, default=0) + 1}"
+from g2pl.compiler.plan import Plan
 
 
 def run(plan: Plan, log: PassLog) -> Plan:
     done = 0
     for s in plan.states:
         for k, x in enumerate(s.exchange):
-            i = x.instr
-            if not isinstance(i, ir.EndpointExchange) or i.keep or x.spec.need or x.spec.transport == "entries":
+            if not isinstance(x, EndpointRecord) or x.keep or x.need or x.transport == "entries":
                 continue  # (per-entry records, prune not run: every entry is sent anyway)
-            keep = []
-            for var, _elem in x.spec.fields:
-                t = _fresh(plan.proc)
-                plan.proc.vars[t] = ir.Ty("vertex", dict(x.spec.fields)[var])
-                keep.append(t)
-            s.exchange[k] = Exch(dataclasses.replace(i, keep=tuple(keep)), x.phase,
-                                 dataclasses.replace(x.spec, delta=True))
+            keep = tuple(plan.new_var(ir.Ty("vertex", ir.as_elem(elem))) for _var, elem in x.fields)
+            s.exchange[k] = x.but(keep=keep)
             done += 1
-            names = ", ".join(v for v, _e in x.spec.fields)
-            log.append(PassNote.on("delta", i, f"{names} sent only where changed since the last run "
+            names = ", ".join(v for v, _e in x.fields)
+            log.append(PassNote.on("delta", x, f"{names} sent only where changed since the last run "
                                               f"(copies kept in {', '.join(keep)})"))
     if not done:
         log.append(PassNote("delta", "no endpoint exchange sends its values along every edge"))

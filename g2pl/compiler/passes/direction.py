@@ -29,12 +29,11 @@ unvisited vertices look for a visited neighbour); their `$t` is never read.
 
 from __future__ import annotations
 
-import dataclasses
-
 from g2pl.compiler import ir
+from g2pl.compiler.analysis import assigned_into, local_readers, readable_at_exchange, walk_paths
+from g2pl.compiler.exchange import NbrExchange
 from g2pl.compiler.passlog import PassLog, PassNote
-from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
-from g2pl.compiler.verify import assigned_into, readable_at_exchange
+from g2pl.compiler.plan import Plan, State
 
 EXACT = ("or", "and", "count", "min", "max", "argmin", "argmax")
 EARLY_EXIT = ("or", "and")  # the pulls that visit receivers one by one (and can skip some)
@@ -48,8 +47,8 @@ def _only_use(plan: Plan, t: str) -> ir.Compute | None:
 
 def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce, into: dict[int, set[str]]) -> ir.Ex | None:
     """R when the result of exchange `i` (in state `s`) is only used as `target && R` at the
-    receivers, the exchange can read R (verify.readable_at_exchange, `into` from verify.assigned_into),
-    and no path from the exchange to that use changes what R reads."""
+    receivers, the exchange can read R (`analysis.readable_at_exchange`, `into` from
+    `analysis.assigned_into`), and no path from the exchange to that use changes what R reads."""
     use = _only_use(plan, i.target)
     if use is None or use.dom != "V" or not (isinstance(use.ex, ir.Op) and use.ex.op == "&&"):
         return None
@@ -59,7 +58,7 @@ def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce, into: dict[int, set[s
     if r is None or i.target in ir.reads(r) or not ir.receiver_only(r):
         return None
     need = ir.reads(r)
-    if not readable_at_exchange(plan, s, need, into):
+    if not readable_at_exchange(s, need, into):
         return None
 
     def visit(st: State, before: list[ir.Instr], reached: bool) -> bool | None:
@@ -69,7 +68,7 @@ def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce, into: dict[int, set[s
             return False
         if reached:
             return None
-        defs = {d for x in st.exchange for d in x.instr.defs()}
+        defs = {d for x in st.exchange for d in x.defs()}
         if need & defs:
             return False
         return None if i.target in defs else True  # the exchange runs again here: the path ends
@@ -82,22 +81,20 @@ def run(plan: Plan, log: PassLog) -> Plan:
     into = assigned_into(plan)
     for s in plan.states:
         for k, x in enumerate(s.exchange):
-            i = x.instr
-            if not isinstance(i, ir.NbrReduce):
+            if not isinstance(x, NbrExchange):
                 continue
-            if i.op in EARLY_EXIT and i.recv is None:
+            i = x.instr
+            if i.op in EARLY_EXIT and x.recv is None:
                 r = receiver_filter(plan, s, i, into)
                 if r is not None:
-                    i = dataclasses.replace(i, recv=r)
-                    x = s.exchange[k] = Exch(i, x.phase, dataclasses.replace(x.spec, recv=True))
+                    x = s.exchange[k] = x.but(recv=r)
                     marked += 1
                     log.append(PassNote.on("direction", i, f"{i.target} pulled only at receivers where "
                                                           f"{ir.show_ex(r)}"))
-            if i.send is None or i.push:
+            if x.send is None or x.push:
                 continue
             if i.op in EXACT or (i.op == "sum" and i.elem == "int"):
-                s.exchange[k] = Exch(dataclasses.replace(i, push=True), x.phase,
-                                     dataclasses.replace(x.spec, policy="push-pull"))
+                s.exchange[k] = x.but(push=True)
                 marked += 1
                 log.append(PassNote.on("direction", i, f"{i.target} pushed from the active senders "
                                                       "when they are few, else pulled"))

@@ -27,20 +27,21 @@ After::
 
 from __future__ import annotations
 
-import dataclasses
-
 from g2pl.compiler import ir
+from g2pl.compiler.analysis import local_readers, walk_paths
+from g2pl.compiler.exchange import EndpointRecord
 from g2pl.compiler.passlog import PassLog, PassNote
-from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
+from g2pl.compiler.plan import Plan, State
 
 
 def _conjunction_use(plan: Plan, i: ir.EndpointExchange) -> ir.Compute | None:
     """The one edge Compute that reads the exchange's targets, if it is exactly their conjunction."""
     readers = [local_readers(plan, t) for t in i.targets]
-    if any(r is None or len(r) != 1 for r in readers):
+    single = [r for r in readers if r is not None and len(r) == 1]
+    if len(single) != len(readers):
         return None
-    use = readers[0][0]
-    if any(r[0] is not use for r in readers) or not isinstance(use, ir.Compute) or use.dom != "E":
+    use = single[0][0]
+    if any(r[0] is not use for r in single) or not isinstance(use, ir.Compute) or use.dom != "E":
         return None
     parts = ir.conjuncts(use.ex)
     names = [p.var for p in parts if isinstance(p, ir.Load) and p.kind == "edge" and p.pos == "here"]
@@ -61,7 +62,7 @@ def _unread_until(plan: Plan, s: State, use: ir.Compute) -> bool:
             return False
         if reached or st is s:
             return None  # `use` runs, or the exchange runs again (after the instructions just checked)
-        if any(t in x.instr.uses() or t in x.instr.defs() for x in st.exchange) or t in st.term_uses():
+        if any(t in x.uses() or t in x.defs() for x in st.exchange) or t in st.term_uses():
             return False
         return True
 
@@ -72,9 +73,9 @@ def run(plan: Plan, log: PassLog) -> Plan:
     done = 0
     for s in plan.states:
         for k, x in enumerate(s.exchange):
-            i = x.instr
-            if not isinstance(i, ir.EndpointExchange) or i.within is not None or i.need is not None:
+            if not isinstance(x, EndpointRecord) or x.within is not None or x.instr.need is not None:
                 continue
+            i = x.instr
             if not i.fields or any(elem != "bool" for _v, _s, elem in i.fields):
                 continue
             use = _conjunction_use(plan, i)
@@ -84,8 +85,7 @@ def run(plan: Plan, log: PassLog) -> Plan:
                 log.append(PassNote.on("edgeset", use, f"{use.target} is read between the exchange and "
                                                       "its computation: left as endpoint reads"))
                 continue
-            s.exchange[k] = Exch(dataclasses.replace(i, within=use.target), x.phase,
-                                 dataclasses.replace(x.spec, within=True))
+            s.exchange[k] = x.but(within=use.target)
             for st in plan.states:
                 st.instrs = [ins for ins in st.instrs if ins is not use]
             done += 1

@@ -24,11 +24,9 @@ After::
 
 from __future__ import annotations
 
-import dataclasses
-
 from g2pl.compiler import ir
 from g2pl.compiler.passlog import PassLog, PassNote
-from g2pl.compiler.plan import Exch, Plan, State, compact
+from g2pl.compiler.plan import Plan, State, compact
 
 
 def _barriers(plan: Plan, t: State, preds: dict[int, list[int]]) -> tuple[list[State], list[State]] | None:
@@ -56,14 +54,15 @@ def _barriers(plan: Plan, t: State, preds: dict[int, list[int]]) -> tuple[list[S
 
 
 def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: PassLog) -> bool:
-    x = t.exchange[k].instr
+    moving = t.exchange[k]
+    x = moving.instr
     if isinstance(x, ir.RemoteRead):
         return False
     found = _barriers(plan, t, preds)
     if found is None:
         return False
     barriers, between = found
-    uses, defs = x.uses(), set(x.defs())
+    uses, defs = moving.uses(), set(moving.defs())
     changed: set[str] = set()
     touched: set[str] = set()
     for s in between:
@@ -76,12 +75,12 @@ def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: Pa
         touched |= i.uses() | set(i.defs())
     for j, other in enumerate(t.exchange):
         if j != k:
-            touched |= other.instr.uses() | set(other.instr.defs())
+            touched |= other.uses() | set(other.defs())
     touched |= t.term_uses()
     for b in barriers:
         for e in b.exchange:
-            changed |= set(e.instr.defs())
-            touched |= e.instr.uses() | set(e.instr.defs())
+            changed |= set(e.defs())
+            touched |= e.uses() | set(e.defs())
         touched |= b.term_uses()
     if uses & changed or defs & touched:
         return False
@@ -89,10 +88,9 @@ def _try_move(plan: Plan, t: State, k: int, preds: dict[int, list[int]], log: Pa
     leaks = any(any(n not in region for n in s.successors()) for s in barriers + between)
     if leaks and (not all(d.startswith("$") for d in defs) or ir.calls_rand(x)):
         return False  # it would also run on the other path: harmless only for temporaries, never for rand()
-    moved = t.exchange.pop(k)
+    t.exchange.pop(k)
     for n, b in enumerate(barriers):  # on several paths: each copy its own exchange (own caches, own stats)
-        spec = moved.spec if n == 0 else dataclasses.replace(moved.spec, id=plan.next_spec_id())
-        b.exchange.append(Exch(x, moved.phase, spec))
+        b.exchange.append(moving if n == 0 else moving.but(id=plan.next_spec_id()))
     where = ", ".join(str(b.id) for b in barriers)
     log.append(PassNote.on("merge", x, f"`{ir.show_instr(x)}` merged into the superstep of state {where}"))
     return True

@@ -17,16 +17,11 @@ After::
 
 from __future__ import annotations
 
-import dataclasses
-
 from g2pl.compiler import ir
-from g2pl.compiler.exchange import Broadcast, Field, Spec
+from g2pl.compiler.exchange import EndpointRecord, NbrExchange
 from g2pl.compiler.passlog import PassLog, PassNote
 from g2pl.compiler.plan import Plan
-
-
-def _bits(elem: str) -> int:
-    return 1 if elem == "bool" else 8 * ir.ELEM_SIZE[elem]
+from g2pl.contract import Broadcast, Field, packed_bits, record_size
 
 
 def sender_fields(i: ir.NbrReduce) -> tuple[Field, ...]:
@@ -40,26 +35,23 @@ def sender_fields(i: ir.NbrReduce) -> tuple[Field, ...]:
     return tuple(out)
 
 
-def packed(spec: Spec, i: ir.Instr) -> Spec:
-    """The spec with only the fields this exchange needs, bools as bits, no program record."""
-    fields = sender_fields(i) if spec.kind == "nbr" and not spec.per_entry else spec.fields
-    return dataclasses.replace(spec, transport="packed", fields=fields, record=())
-
-
 def run(plan: Plan, log: PassLog) -> Plan:
-    full = sum(f.size for f in plan.program_fields())
+    full = record_size(plan.record)
     for s in plan.states:
         fields: list[Field] = []
         for k, x in enumerate(s.exchange):
-            if x.spec.kind in ("nbr", "endpoint"):
-                spec = packed(x.spec, x.instr)
-                s.exchange[k] = dataclasses.replace(x, spec=spec)
-                fields += ([("present", "bool")] if spec.presence else []) + list(spec.fields)
+            if isinstance(x, NbrExchange):
+                x = s.exchange[k] = x.but(transport="packed", record=(),
+                                          fields=x.fields if x.per_entry else sender_fields(x.instr))
+                fields += ([("present", "bool")] if x.send is not None else []) + list(x.fields)
+            elif isinstance(x, EndpointRecord):
+                x = s.exchange[k] = x.but(transport="packed", record=())
+                fields += list(x.fields)
         if s.broadcast is not None:  # still counted, as the naive code's records, but nothing travels
             s.broadcast = Broadcast((), tuple(fields))
         if not s.exchange:
             continue
-        bits = sum(_bits(e) for _n, e in fields)
+        bits = packed_bits(tuple(fields))
         desc = ", ".join(f"{n}:{'bit' if e == 'bool' else e}" for n, e in fields) or "no fields"
         log.append(PassNote.on_state("pack", s, f"record {desc} = {bits} bits (was {8 * full} bits)"))
     return plan

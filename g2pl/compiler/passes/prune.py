@@ -30,19 +30,20 @@ from __future__ import annotations
 import dataclasses
 
 from g2pl.compiler import ir
+from g2pl.compiler.exchange import CommonExchange, EndpointRecord, Exchange, NbrExchange
 from g2pl.compiler.passlog import PassLog, PassNote
-from g2pl.compiler.plan import Exch, Plan
+from g2pl.compiler.plan import Plan
 
 
-def sender_side(e: ir.Ex) -> bool:
+def is_send_conjunct(e: ir.Ex) -> bool:
     """Reads only the sending neighbour (and scalars), and reads it: the sender can evaluate it."""
     return ir.sender_only(e) and any(isinstance(n, (ir.Load, ir.Ids)) and getattr(n, "pos", "") == "nbr" for n in ir.walk(e))
 
 
-def _records(x: Exch, **change) -> Exch:
-    """The exchange's spec after prune: counted where sent, one record per mirror (not per entry)."""
-    transport = "records" if x.spec.transport == "entries" else x.spec.transport
-    return dataclasses.replace(x, spec=dataclasses.replace(x.spec, counted=True, transport=transport, **change))
+def _records(x: Exchange, **change: object) -> Exchange:
+    """The exchange after prune: counted where sent, one record per mirror (not per entry)."""
+    transport = "records" if x.transport == "entries" else x.transport
+    return x.but(counted=True, transport=transport, **change)
 
 
 def run(plan: Plan, log: PassLog) -> Plan:
@@ -50,35 +51,37 @@ def run(plan: Plan, log: PassLog) -> Plan:
         s.broadcast = None  # nothing is sent for its own sake
         for k, x in enumerate(s.exchange):
             i = x.instr
-            if isinstance(i, ir.NbrReduce) and i.send is None:
-                parts = ir.conjuncts(i.mask)
-                send = [p for p in parts if sender_side(p)]
+            if isinstance(x, NbrExchange) and x.send is None:
+                parts = ir.conjuncts(x.instr.mask)
+                send = [p for p in parts if is_send_conjunct(p)]
                 along = ir.conjoin([p for p in parts if ir.edge_only(p)])
                 if send:
-                    rest = [p for p in parts if not sender_side(p)]
-                    x = dataclasses.replace(x, instr=dataclasses.replace(i, send=ir.conjoin(send), mask=ir.conjoin(rest)))
-                    log.append(PassNote.on("prune", i, f"{i.target} sent only if {ir.show_ex(ir.conjoin(send))}"))
+                    rest = [p for p in parts if not is_send_conjunct(p)]
+                    x = x.but(instr=dataclasses.replace(x.instr, mask=ir.conjoin(rest)), send=ir.conjoin(send))
+                    assert x.send is not None  # the conjunction of a non-empty list
+                    log.append(PassNote.on("prune", i, f"{x.instr.target} sent only if {ir.show_ex(x.send)}"))
                 if along is not None:
-                    x = dataclasses.replace(x, instr=dataclasses.replace(x.instr, along=along))
-                    log.append(PassNote.on("prune", i, f"{i.target} sent only along entries where {ir.show_ex(along)}"))
-                s.exchange[k] = _records(x, presence=bool(send), along=along is not None)
-            elif isinstance(i, ir.NbrReduce):
-                s.exchange[k] = _records(x, presence=True)
-            elif isinstance(i, ir.EndpointExchange) and ir.has_rand(i.need):
+                    x = x.but(along=along)
+                    log.append(PassNote.on("prune", i, f"{x.instr.target} sent only along entries where "
+                                                      f"{ir.show_ex(along)}"))
+                s.exchange[k] = _records(x)
+            elif isinstance(x, NbrExchange):
+                s.exchange[k] = _records(x)
+            elif isinstance(x, EndpointRecord) and ir.has_rand(x.instr.need):
                 # the send condition would draw a second time from the filter's rand() stream
-                s.exchange[k] = _records(dataclasses.replace(x, instr=dataclasses.replace(i, need=None)))
+                s.exchange[k] = _records(x.but(instr=dataclasses.replace(x.instr, need=None)))
                 log.append(PassNote.on("prune", i, "no send condition for the endpoint values: "
                                        "the edge condition calls rand()"))
-            elif isinstance(i, ir.CommonReduce):  # counted where sent; within K, only K's list entries
-                s.exchange[k] = dataclasses.replace(x, spec=dataclasses.replace(
-                    x.spec, counted=True, need=i.within is not None))
-                if i.within is not None:
-                    log.append(PassNote.on("prune", i, f"neighbour lists sent only along the edges of {i.within}"))
-            elif isinstance(i, ir.EndpointExchange):
-                s.exchange[k] = _records(x, need=i.need is not None)
-                if i.need is not None:
+            elif isinstance(x, CommonExchange):  # counted where sent; within K, only K's list entries
+                s.exchange[k] = x.but(counted=True, need=x.instr.within is not None)
+                if x.instr.within is not None:
+                    log.append(PassNote.on("prune", i, f"neighbour lists sent only along the edges of "
+                                                      f"{x.instr.within}"))
+            elif isinstance(x, EndpointRecord):
+                s.exchange[k] = _records(x, need=x.instr.need is not None)
+                if x.instr.need is not None:
                     log.append(PassNote.on("prune", i, "endpoint values sent only along edges where "
-                                           f"{ir.show_ex(i.need)}"))
+                                           f"{ir.show_ex(x.instr.need)}"))
         if s.exchange and all(isinstance(x.instr, ir.GlobalReduce) for x in s.exchange):
             log.append(PassNote.on_state("prune", s, "aggregators only, no records sent"))
     return plan

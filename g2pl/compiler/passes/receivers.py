@@ -38,12 +38,11 @@ After::
 
 from __future__ import annotations
 
-import dataclasses
-
 from g2pl.compiler import ir
+from g2pl.compiler.analysis import assigned_into, local_readers, reachable, readable_at_exchange, walk_paths
+from g2pl.compiler.exchange import EndpointRecord, Exchange, NbrExchange
 from g2pl.compiler.passlog import PassLog, PassNote
-from g2pl.compiler.plan import Exch, Plan, State, local_readers, walk_paths
-from g2pl.compiler.verify import assigned_into, readable_at_exchange
+from g2pl.compiler.plan import Plan, State
 
 
 def _is_shrink(ins: ir.Instr, r: str) -> bool:
@@ -53,22 +52,10 @@ def _is_shrink(ins: ir.Instr, r: str) -> bool:
         for c in ir.conjuncts(ins.ex)))
 
 
-def _reachable(plan: Plan, s: State) -> list[State]:
-    """The states that can run after state `s`'s exchange (`s` itself again in a loop)."""
-    seen: set[int] = set()
-    todo = list(s.successors())
-    while todo:
-        k = todo.pop()
-        if k not in seen:
-            seen.add(k)
-            todo += plan.states[k].successors()
-    return [plan.states[k] for k in sorted(seen)]
-
-
 def _only_shrinks_after(plan: Plan, s: State, r: str) -> bool:
     """After state `s`'s exchange, every assignment to `r` only removes members."""
-    for st in _reachable(plan, s):
-        if any(r in x.instr.defs() for x in st.exchange):
+    for st in reachable(plan, s):
+        if any(r in x.defs() for x in st.exchange):
             return False
         if any(r in ins.defs() and not _is_shrink(ins, r) for ins in st.instrs):
             return False
@@ -85,22 +72,23 @@ def _unchanged_between(plan: Plan, a: State, b: State, r: str) -> bool:
             return False
         if st is b or st is a:
             return None  # the reading exchange runs (or the defining one again)
-        return not any(r in x.instr.defs() for x in st.exchange)
+        return not any(r in x.defs() for x in st.exchange)
 
     return walk_paths(plan, a, None, visit)
 
 
-def _state_of(plan: Plan, i: ir.Instr) -> State:
-    return next(s for s in plan.states if any(x.instr is i for x in s.exchange))
+def _state_of(plan: Plan, x: Exchange) -> State:
+    return next(s for s in plan.states if any(y is x for y in s.exchange))
 
 
-def _edge_set_of(plan: Plan, w: str, r: str, side: str) -> ir.EndpointExchange | None:
+def _edge_set_of(plan: Plan, w: str, r: str, side: str) -> EndpointRecord | None:
     """The one exchange defining edge set `w` as a conjunction with `r` at `side`, if so."""
-    defs = [x.instr for s in plan.states for x in s.exchange if w in x.instr.defs()]
+    defs: list[ir.Instr | Exchange] = [x for s in plan.states for x in s.exchange if w in x.defs()]
     defs += [ins for s in plan.states for ins in s.instrs if w in ins.defs()]
-    if len(defs) != 1 or not isinstance(defs[0], ir.EndpointExchange) or defs[0].within != w:
+    x = defs[0] if len(defs) == 1 else None
+    if not isinstance(x, EndpointRecord) or x.within != w:
         return None
-    return defs[0] if any(var == r and sd == side for var, sd, _e in defs[0].fields) else None
+    return x if any(var == r and sd == side for var, sd, _e in x.instr.fields) else None
 
 
 def _guarded(plan: Plan, s: State, i: ir.NbrReduce, r: str) -> bool:
@@ -109,24 +97,26 @@ def _guarded(plan: Plan, s: State, i: ir.NbrReduce, r: str) -> bool:
     for st in plan.states:
         if t in st.term_uses() or any(t in ins.uses() for ins in st.instrs):
             return False
-        for y in (x.instr for x in st.exchange):
+        for y in st.exchange:
             if t not in y.uses():
                 continue
-            if y is i:
+            if y.instr is i:
                 return False
-            if isinstance(y, ir.NbrReduce):
-                at_nbr = all(n.pos == "nbr" for x in (y.value, y.mask, y.send, y.recv, y.along) if x is not None
+            if isinstance(y, NbrExchange):
+                yi = y.instr
+                at_nbr = all(n.pos == "nbr" for x in (yi.value, yi.mask, y.send, y.recv, y.along) if x is not None
                              for n in ir.walk(x) if isinstance(n, ir.Load) and n.var == t)
                 guard = any(isinstance(c, ir.Load) and c.var == r and c.pos == "nbr" for c in ir.conjuncts(y.send))
                 if not (at_nbr and guard):
                     return False
-            elif isinstance(y, ir.EndpointExchange):
-                if t in ir.reads(y.need) or not _unchanged_between(plan, s, st, r):
+            elif isinstance(y, EndpointRecord):
+                need = y.instr.need
+                if t in ir.reads(need) or not _unchanged_between(plan, s, st, r):
                     return False
-                for var, side, _e in y.fields:
+                for var, side, _e in y.instr.fields:
                     if var != t:
                         continue
-                    sets = [_edge_set_of(plan, c.var, r, side) for c in ir.conjuncts(y.need)
+                    sets = [_edge_set_of(plan, c.var, r, side) for c in ir.conjuncts(need)
                             if isinstance(c, ir.Load) and c.kind == "edge" and c.pos == "here"]
                     if not any(w is not None and _unchanged_between(plan, _state_of(plan, w), st, r) for w in sets):
                         return False
@@ -140,11 +130,10 @@ def _kept(plan: Plan) -> dict[str, tuple[str, State]]:
     out: dict[str, tuple[str, State]] = {}
     for s in plan.states:
         for x in s.exchange:
-            i = x.instr
-            if isinstance(i, ir.EndpointExchange) and i.keep:
-                names = list(dict.fromkeys(var for var, _s, _e in i.fields))
-                for var, k in zip(names, i.keep):
-                    if plan.proc.vars[k].elem == "bool":
+            if isinstance(x, EndpointRecord) and x.keep:
+                names = list(dict.fromkeys(var for var, _s, _e in x.instr.fields))
+                for var, k in zip(names, x.keep):
+                    if plan.vars[k].elem == "bool":
                         out.setdefault(var, (k, s))
     return out
 
@@ -184,34 +173,33 @@ def run(plan: Plan, log: PassLog) -> Plan:
     done = 0
     for s in plan.states:  # endpoint values: only along the edges where their reader can use them
         for k, x in enumerate(s.exchange):
-            i = x.instr
-            if not isinstance(i, ir.EndpointExchange) or not x.spec.need or i.within is not None or i.sent:
+            if not isinstance(x, EndpointRecord) or not x.need or x.within is not None or x.sent:
                 continue
-            sent = sent_conditions(plan, i)
+            ends = x.instr
+            sent = sent_conditions(plan, ends)
             if any(c is not None for c in sent):
-                s.exchange[k] = Exch(dataclasses.replace(i, sent=sent), x.phase, dataclasses.replace(x.spec, sent=True))
+                s.exchange[k] = x.but(sent=sent)
                 done += 1
-                conds = "; ".join(f"{var}@{side} where {ir.show_ex(c)}" for (var, side, _e), c in zip(i.fields, sent)
-                                  if c is not None)
-                log.append(PassNote.on("receivers", i, f"endpoint values sent only where their reader can use "
+                conds = "; ".join(f"{var}@{side} where {ir.show_ex(c)}"
+                                  for (var, side, _e), c in zip(ends.fields, sent) if c is not None)
+                log.append(PassNote.on("receivers", x, f"endpoint values sent only where their reader can use "
                                                       f"them: {conds}"))
     for s in plan.states:
         for k, x in enumerate(s.exchange):
-            i = x.instr
-            if not isinstance(i, ir.NbrReduce) or not x.spec.counted or i.known is not None or x.spec.along:
+            if not isinstance(x, NbrExchange) or not x.counted or x.known is not None or x.along is not None:
                 continue
+            i = x.instr
             for r, (copy, sk) in kept.items():
                 if _only_shrinks_after(plan, sk, r) and _guarded(plan, s, i, r):
-                    recv = i.recv
-                    if recv is None and readable_at_exchange(plan, s, {r}, into):  # R as it is at the exchange
+                    recv = x.recv
+                    if recv is None and readable_at_exchange(s, {r}, into):  # R as it is at the exchange
                         recv = ir.Load("bool", i.span, r, "vertex")
-                    s.exchange[k] = Exch(dataclasses.replace(i, known=copy, recv=recv), x.phase,
-                                         dataclasses.replace(x.spec, known=copy, recv=recv is not None))
+                    s.exchange[k] = x.but(known=copy, recv=recv)
                     done += 1
                     log.append(PassNote.on("receivers", i, f"{i.target} is read only in {r}: sent only to "
                                                           f"receivers in {r} as the senders know it ({copy})"
                                                           + (", pulled only where it holds" if recv is not None
-                                                             and i.recv is None else "")))
+                                                             and x.recv is None else "")))
                     break
     if not done:
         log.append(PassNote("receivers", "no aggregation's result is read only where its senders know a set holds"))

@@ -41,7 +41,7 @@ def ex_key(e: ir.Ex | None) -> Any:
 
 def instr_key(i: ir.Instr) -> Any:
     if isinstance(i, ir.NbrReduce):
-        return ("nbr", i.op, i.out, ex_key(i.value), ex_key(i.mask), ex_key(i.send), i.elem)
+        return ("nbr", i.op, i.out, ex_key(i.value), ex_key(i.mask), i.elem)
     if isinstance(i, ir.CommonReduce):
         return ("common", i.op, i.outs, i.within, ex_key(i.value), ex_key(i.mask), i.elem)
     if isinstance(i, ir.GlobalReduce):
@@ -144,9 +144,10 @@ class _Reuse:
             key = ("ends", i.fields, None)  # values sent along every edge serve any `need`
         if key is not None and key in avail.table:
             holders = avail.table[key][0]
-            copies = [ir.Compute(i.span, t, self._dom(t), ir.Load(self.proc.vars[h].elem, i.span, h,
-                                                                  self.proc.vars[h].kind), origin=i.origin)
-                      for t, h in zip(i.defs(), holders)]
+            copies: list[ir.Instr] = [
+                ir.Compute(i.span, t, self._dom(t), ir.Load(self.proc.vars[h].elem, i.span, h, self.proc.vars[h].kind),
+                           origin=i.origin)
+                for t, h in zip(i.defs(), holders)]
             self.hits += 1
             self.log.append(PassNote.on("reuse", i, f"`{ir.show_instr(i)}` reuses {', '.join(holders)} "
                                         "(its inputs are unchanged)", vars=(*i.defs(), *holders)))

@@ -1,0 +1,135 @@
+"""The argument parsers of `g2plc` and `g2pl` (rendered into docs/cli.md by reference.py).
+
+Each parser's (sub)command sets `fn`, the function of commands.py that carries it out.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from g2pl.cli import commands
+from g2pl.compiler.passes import PASS_NAMES as PASS_CHOICES  # the pipeline's own list
+from g2pl.io.numtext import beyond_int64, shorten
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors as `prog: error: ...` with exit status 2 (its default) and no usage spam."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+def _int_value(text: str) -> int:
+    """An argparse type for whole numbers: decimal, within int64 (and no echo of huge input)."""
+    s = text.strip()
+    body = s[1:] if s[:1] in "+-" else s
+    if not body.isdigit() or not body.isascii():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {shorten(s)!r}")
+    if beyond_int64(s) or not -(2**63) <= int(s) < 2**63:
+        raise argparse.ArgumentTypeError(f"{shorten(s)} ({len(body)} digits) is too large")
+    return int(s)
+
+
+def _add_opt_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-O", dest="opt", type=int, choices=(0, 1, 2), default=2, metavar="LEVEL",
+                   help="optimization level: -O0, -O1 or -O2 (default)")
+    p.add_argument("--disable-pass", dest="disable", action="append", default=[], choices=PASS_CHOICES,
+                   metavar="NAME", help=f"turn one optimizer pass off ({', '.join(PASS_CHOICES)})")
+    p.add_argument("--entry", metavar="NAME", help="procedure to use (default: the only one, or `main`)")
+    p.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+
+
+# ---------------------------------------------------------------- g2plc
+
+
+def g2plc_parser() -> argparse.ArgumentParser:
+    """The argument parser of `g2plc` (also rendered into docs/cli.md by `cli_reference`)."""
+    p = _Parser(prog="g2plc", description="Compile a G2PL program to a vertex-centric Python module.")
+    p.add_argument("program", help="the .g2pl program")
+    p.add_argument("-o", dest="output", metavar="OUT.py", help="write the output here (default: PROGRAM.py)")
+    p.add_argument("--emit", choices=("ast", "ir", "plan", "py"), help="print one stage instead of writing a module")
+    p.add_argument("--print-ir-after", action="append", metavar="NAME|all",
+                   choices=("all", "lower", "plan", *PASS_CHOICES),
+                   help="print the IR (or plan) after this pass to stderr; repeatable")
+    p.add_argument("--time-passes", action="store_true", help="print how long each pass took to stderr")
+    p.add_argument("--verify", action="store_true",
+                   help="check the IR after lowering and after every pass, and the plan after every pass "
+                        "(a broken invariant is an internal compiler error naming the pass; exit status 1)")
+    _add_opt_flags(p)
+    p.set_defaults(fn=commands.g2plc)
+    return p
+
+
+# ---------------------------------------------------------------- g2pl run / plan / check / convert / explain
+
+
+def g2pl_parser() -> argparse.ArgumentParser:
+    """The argument parser of `g2pl` and its subcommands (also rendered into docs/cli.md)."""
+    p = _Parser(prog="g2pl", description="Run and inspect G2PL programs.")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="compile and run a program on a graph")
+    r.add_argument("program", help="the .g2pl program")
+    r.add_argument("--graph", required=True,
+                   help="edge list (.txt .el .tsv .csv), .mtx, .npz, .g2g (from `g2pl convert`), or "
+                        "kron:SCALE[:EF] | ws:N:K:P | er:N:M")
+    r.add_argument("--directed", action="store_true", help="keep edge direction (default: undirected)")
+    r.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="procedure argument")
+    r.add_argument("--np", type=_int_value, default=1, metavar="N",
+                   help="number of MPI ranks, capped at 4 per CPU core (a cap of at least 8); "
+                        "the environment variable G2PL_MAX_RANKS sets another cap")
+    r.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
+                   help="array backend: numpy (CPU) or cupy (one CUDA device per rank; needs CuPy 14)")
+    r.add_argument("--renumber", choices=("auto", "none", "degree"), default="auto",
+                   help="order each rank's vertices by degree for locality (results keep original IDs); "
+                        "auto: when degrees are skewed")
+    r.add_argument("--seed", type=_int_value, default=0, help="seed for generators and rand()")
+    r.add_argument("--max-supersteps", type=_int_value, metavar="N",
+                   help="stop with an error (exit status 1) if the program needs more than N steps: its "
+                        "supersteps plus the iterations of loops that exchange nothing")
+    r.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="stop with an error (exit status 1) if the run takes longer than this (checked at "
+                        "every superstep and inside loops that exchange nothing)")
+    r.add_argument("--checkpoint", metavar="DIR", help="save the run's state at superstep boundaries into DIR")
+    r.add_argument("--checkpoint-every", type=_int_value, default=10, metavar="K",
+                   help="supersteps between checkpoints (default 10)")
+    r.add_argument("--resume", metavar="DIR",
+                   help="continue from the last checkpoint in DIR (same program, graph, arguments, seed, ranks)")
+    r.add_argument("--output", metavar="FILE.json", help="write returned values as JSON (`-`: to standard output)")
+    r.add_argument("--stats", metavar="FILE.json", help="write run statistics as JSON (`-`: to standard output)")
+    r.add_argument("--show-plan", action="store_true", help="print a summary of the superstep plan")
+    r.add_argument("--plot", metavar="FILE.png",
+                   help="draw time, messages, bytes and active vertices per superstep (needs matplotlib)")
+    r.add_argument("--quiet", action="store_true",
+                   help="print nothing on success, and no progress (progress goes to stderr, rank 0 only)")
+    _add_opt_flags(r)
+    r.set_defaults(fn=commands.run)
+
+    pl = sub.add_parser("plan", help="print the superstep plan")
+    pl.add_argument("program", help="the .g2pl program")
+    pl.add_argument("--dot", metavar="FILE.dot", help="also write the state machine as Graphviz dot")
+    pl.add_argument("--svg", metavar="FILE.svg", help="also draw the state machine as SVG (needs Graphviz `dot`)")
+    _add_opt_flags(pl)
+    pl.set_defaults(fn=commands.plan)
+
+    c = sub.add_parser("check", help="parse and type-check a program, reporting every error")
+    c.add_argument("program", help="the .g2pl program")
+    c.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    c.set_defaults(fn=commands.check)
+
+    cv = sub.add_parser("convert", help="build a graph once and save it as a .g2g file that loads without rebuilding")
+    cv.add_argument("graph", metavar="GRAPH",
+                    help="edge list (.txt .el .tsv .csv), .mtx, .npz, .g2g, or kron:SCALE[:EF] | ws:N:K:P | er:N:M")
+    cv.add_argument("out", metavar="OUT", help="the binary graph file to write (name ends in .g2g)")
+    cv.add_argument("--directed", action="store_true",
+                    help="keep edge direction (default: undirected); runs on the file then need --directed")
+    cv.add_argument("--seed", type=_int_value, default=0, help="seed for generators")
+    cv.add_argument("--quiet", action="store_true", help="print nothing on success")
+    cv.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    cv.set_defaults(fn=commands.convert)
+
+    e = sub.add_parser("explain", help="per source statement: where it runs, what it costs, what optimized it")
+    e.add_argument("program", help="the .g2pl program")
+    _add_opt_flags(e)
+    e.set_defaults(fn=commands.explain)
+    return p
