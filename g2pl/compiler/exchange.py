@@ -77,7 +77,7 @@ class Exchange:
 
     def action(self) -> str:
         """What the exchange computes: the `=>` line of `g2pl plan` (decisions included)."""
-        return ir.show_instr(self.instr)
+        return f"{self.words[0]}: {self.summary()}"
 
     def decisions(self) -> list[str]:
         """The passes' decisions about this exchange, in words (none for the naive code)."""
@@ -88,8 +88,8 @@ class Exchange:
         return ""
 
     def summary(self) -> str:
-        """A short description for `g2pl explain`."""
-        return "; ".join([self.action(), *self.decisions()])
+        """A short description for `g2pl explain` (every kind has its own)."""
+        raise NotImplementedError(type(self).__name__)
 
 
 def _record_layout(x: NbrExchange | EndpointRecord, fields: tuple[Field, ...]) -> str:
@@ -367,9 +367,6 @@ class RemoteMarkExchange(Exchange):
     def _spec(self) -> dict[str, object]:
         return dict(dom=self.instr.dom)
 
-    def action(self) -> str:
-        return f"remote mark: {self.instr.target} = vertices with ID {ir.show_ex(self.instr.index)}"
-
     def layout(self) -> str:
         return "one vid (8 B) per marked vertex, to its owner rank"
 
@@ -390,9 +387,6 @@ class KeyedExchange(Exchange):
         i = self.instr
         return dict(op=i.op, elem=i.elem, dom=i.dom, result=i.result, nkeys=len(i.keys),
                     payload=i.payload is not None)
-
-    def action(self) -> str:
-        return f"keyed aggregation: {self.instr.target} = {self.instr.describe()}"
 
     def layout(self) -> str:
         return "one record per (rank, key), to the key's owner rank"
