@@ -576,3 +576,17 @@ def test_run_show_plan_lists_each_exchange_with_its_decisions(capsys, tmp_path) 
     assert re.search(r"^plan: \d+ states, \d+ end with an exchange \(-O2; `g2pl plan` shows it all\)$", out, re.M)
     assert "messages along in-edges -> $3 = sum of 1 [sent if NotMatched@nbr;" in out
     assert "endpoint exchange: $7 = edges with NotMatched@src && NotMatched@dst" in out
+
+
+def test_python_dash_m_g2pl_is_the_g2pl_command(tmp_path) -> None:
+    """`python -m g2pl` runs the `g2pl` command (what launchers that start a module use)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "o.json"
+    r = subprocess.run([sys.executable, "-m", "g2pl", "run", str(BFS), "--graph", "ws:50:4:0.2", "--arg", "root=0",
+                        "--quiet", "--output", str(out)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["entry"] == "bfs"
+    r = subprocess.run([sys.executable, "-m", "g2pl", "frobnicate"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "g2pl: error:" in r.stderr

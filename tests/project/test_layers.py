@@ -28,7 +28,7 @@ PKG = ROOT / "g2pl"
 
 #: (layer, rank, module name prefixes): a module belongs to the layer of its longest matching prefix
 LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
-    ("cli", 5, ("g2pl.cli", "g2pl.notebook", "g2pl.magic", "g2pl.lexer")),
+    ("cli", 5, ("g2pl.cli", "g2pl.__main__", "g2pl.notebook", "g2pl.magic", "g2pl.lexer")),
     ("api", 4, ("g2pl", "g2pl.api", "g2pl.results")),
     ("compiler", 3, ("g2pl.compiler",)),
     ("runtime", 3, ("g2pl.runtime",)),
