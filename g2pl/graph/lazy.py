@@ -2,13 +2,35 @@
 
 Why: a graph's ID-order arrays handed over to a one-rank degree view, and that view's edge endpoints,
 are large and often never read; each is made again only if something asks for it. Pickles hold the
-arrays (built first), never the closures.
+arrays (built first), never the closures; a one-dimensional array of one repeated value (a stride-0
+view, such as an unweighted graph's weights) travels as that value and its length, and comes back
+as the same read-only view, not as an m-sized copy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class _Repeated:
+    """A pickled stride-0 array: its one value (a 1-element array, keeping the dtype) and its length."""
+
+    value: np.ndarray
+    length: int
+
+    @staticmethod
+    def of(a: object) -> _Repeated | None:
+        if isinstance(a, np.ndarray) and a.ndim == 1 and len(a) > 1 and a.strides == (0,):
+            return _Repeated(np.array(a[:1]), len(a))
+        return None
+
+    def view(self) -> np.ndarray:
+        return np.broadcast_to(self.value, (self.length,))
 
 
 class LazyArrays:
@@ -38,4 +60,11 @@ class LazyArrays:
             getattr(self, name)
         state = dict(self.__dict__)
         state.pop("_pending", None)
+        for k, v in state.items():
+            rep = _Repeated.of(v)
+            if rep is not None:
+                state[k] = rep
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update({k: v.view() if isinstance(v, _Repeated) else v for k, v in state.items()})

@@ -47,6 +47,14 @@ class GraphCache:
         self.sparse_bufs.clear()
 
 
+def _take_weights(weight: np.ndarray, eidx: np.ndarray) -> np.ndarray:
+    """The weights of edges `eidx`; a stride-0 view stays one (an unweighted graph's parts hold no
+    per-edge weights, and pickle them as one value: graph/lazy.py)."""
+    if weight.ndim == 1 and weight.strides == (0,) and len(weight):
+        return np.broadcast_to(weight[:1], (len(eidx),))
+    return weight[eidx]
+
+
 @dataclass
 class LocalGraph(LazyArrays):
     rank: int
@@ -374,7 +382,8 @@ def partition(graph, size: int, renumber: str | None = None) -> list[LocalGraph]
             rank=r, size=size, n=nl, m=len(eidx), n_ext=nl + len(ghosts), n_global=n,
             m_global=m, directed=graph.directed, ids=own_ids,
             ext_ids=np.concatenate([own_ids, graph.ids[ghosts]]),
-            src=vmap[src_g], dst=vmap[dst_g], weight=graph.weight[eidx],
+            src=vmap[src_g], dst=vmap[dst_g],
+            weight=_take_weights(graph.weight, eidx),
             edge_owned=s_in[eidx],
             in_indptr=in_csr[0], in_nbr=in_csr[1], in_eid=in_csr[2],
             out_indptr=out_csr[0], out_nbr=out_csr[1], out_eid=out_csr[2],
