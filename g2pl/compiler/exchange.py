@@ -189,8 +189,6 @@ class EndpointRecord(Exchange):
     """An endpoint exchange (`ir.EndpointExchange`): vertex values made available on edges."""
 
     instr: ir.EndpointExchange
-    fields: tuple[Field, ...] = ()  # each vertex variable once, in order: what the generated code hands over
-    reads: tuple[tuple[int, str], ...] = ()  # (field index, src|dst) of each value read
     need: bool = False  # prune: values sent only along the edges where the instruction's `need` holds
     # edgeset: the exchange defines only this edge<bool> variable, the conjunction of every (bool) field
     # at its endpoint (a set that shrinks while the vertex sets do)
@@ -205,6 +203,16 @@ class EndpointRecord(Exchange):
 
     kind: ClassVar[str] = "endpoint"
     words: ClassVar[tuple[str, str]] = ("endpoint exchange", "endpoint exchanges")
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        """Each vertex variable once, in order: what the generated code hands over."""
+        return endpoint_fields(self.instr)[0]
+
+    @property
+    def reads(self) -> tuple[tuple[int, str], ...]:
+        """(field index, src|dst) of each value read."""
+        return endpoint_fields(self.instr)[1]
 
     def defs(self) -> tuple[str, ...]:
         return ((self.within,) if self.within is not None else self.instr.targets) + self.keep
@@ -260,12 +268,20 @@ class CommonExchange(Exchange):
 
     instr: ir.CommonReduce
     transport: Transport = "packed"
-    fields: tuple[Field, ...] = ()  # the vertex variables read per common neighbour (ghost values, packed)
-    edge_fields: tuple[Field, ...] = ()  # the edge variables read, shipped with the neighbour lists
     need: bool = False  # prune: only the list entries within the instruction's edge set travel
 
     kind: ClassVar[str] = "common"
     words: ClassVar[tuple[str, str]] = ("common-neighbour aggregation", "common-neighbour aggregations")
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        """The vertex variables read per common neighbour (their ghost values travel packed)."""
+        return common_fields(self.instr)[0]
+
+    @property
+    def edge_fields(self) -> tuple[Field, ...]:
+        """The edge variables read per common neighbour, shipped with the neighbour lists."""
+        return common_fields(self.instr)[1]
 
     def _spec(self) -> dict[str, object]:
         i = self.instr
@@ -438,15 +454,13 @@ def baseline(k: int, i: ir.Instr, record: tuple[Field, ...], phase: Phase = "") 
     if isinstance(i, ir.NbrReduce):
         return NbrExchange(k, i, phase, record=record, fields=nbr_fields(i))
     if isinstance(i, ir.EndpointExchange):
-        fields, reads = endpoint_fields(i)
-        return EndpointRecord(k, i, phase, record=record, fields=fields, reads=reads)
+        return EndpointRecord(k, i, phase, record=record)
     if isinstance(i, ir.GlobalReduce):
         return AggregateExchange(k, i, phase)
     if isinstance(i, ir.RemoteRead):
         return RemoteReadExchange(k, i, phase)
     if isinstance(i, ir.CommonReduce):
-        vf, ef = common_fields(i)
-        return CommonExchange(k, i, phase, fields=vf, edge_fields=ef)
+        return CommonExchange(k, i, phase)
     if isinstance(i, ir.KeyedReduce):
         return KeyedExchange(k, i, phase)
     assert isinstance(i, ir.RemoteMark), i

@@ -307,17 +307,13 @@ def _check_record(x: X.Exchange, where: str) -> None:
             ("push without a send condition", not x.push or x.send is not None),
             ("known without prune", x.known is None or x.counted)) if not ok]
     if isinstance(x, X.EndpointRecord):
-        fields, reads = X.endpoint_fields(i)  # type: ignore[arg-type]
         bad += [what for what, ok in (
-            ("fields", [n for n, _e in x.fields] == [n for n, _e in fields] and x.reads == reads),
-            ("need", not x.need or i.need is not None),  # type: ignore[attr-defined]
+            ("need", not x.need or x.instr.need is not None),
             ("sent", not x.sent or x.need),
             ("delta", not x.keep or not (x.need or x.transport == "entries"))) if not ok]
     if isinstance(x, X.CommonExchange):
-        vf, ef = X.common_fields(i)  # type: ignore[arg-type]
-        bad += [what for what, ok in (
-            ("fields", (x.fields, x.edge_fields) == (vf, ef)),
-            ("need", not x.need or i.within is not None)) if not ok]  # type: ignore[attr-defined]
+        if x.need and x.instr.within is None:
+            bad.append("need")
     if (isinstance(x, (X.NbrExchange, X.EndpointRecord)) and x.transport != "packed" and not x.record
             and x.fields):
         bad.append("a record transport without the program record")
