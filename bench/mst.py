@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.n, args.repeat = 20_000, 3
     rng = np.random.default_rng(args.seed)
-    u, v = watts_strogatz_edges(args.n, args.k, args.p, rng)
+    u, v = watts_strogatz_edges(args.n, args.k, args.p, args.seed)
     w = rng.random(len(u)) + 0.001
     g = build_graph(u, v, w, directed=False, name=f"ws:{args.n}:{args.k}:{args.p}+weights",
                     extra_ids=np.arange(args.n))

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +34,7 @@ from g2pl.results.interop import (
 )
 from g2pl.results.json_check import check_values
 from g2pl.results.returned import Returned
+from g2pl.results.streamed import Share, gather_shares
 from g2pl.runtime.checkpoint import run_identity
 from g2pl.runtime.driver import execute
 from g2pl.runtime.partition import RENUMBERINGS
@@ -74,6 +76,9 @@ class Result:
     graph: Graph | None = field(default=None, compare=False)
     #: The returned values as arrays aligned with `graph` (None for a Result made from JSON).
     returned: list[Returned] | None = field(default=None, compare=False)
+    #: A run on several ranks with `gather=False`: this rank's shares of the values (g2pl.results.streamed
+    #: writes them from every rank); `returned` and `values` are then empty on every rank.
+    parts: list[Share] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         """A Result made from --output JSON (no arrays) is checked whole, so a crafted or damaged file
@@ -246,13 +251,22 @@ def parse_args(params: list[tuple[str, ir.Ty]], given: dict[str, Any], entry: st
     return out
 
 
+def timed_load(spec: str, directed: bool = False, seed: int = 0) -> Graph:
+    """`load_graph`, the seconds it took kept with the graph (a run's stats report them)."""
+    t0 = time.perf_counter()
+    graph = load_graph(spec, directed=directed, seed=seed)
+    graph.__dict__["load_s"] = time.perf_counter() - t0
+    return graph
+
+
 def check_vertex_args(params: list[tuple[str, ir.Ty]], argv: dict[str, Any], graph: Graph) -> None:
     """A `vid` argument must name a vertex of the graph (or be -1, no vertex): a mistyped ID would
     otherwise run silently as a vertex that is not there."""
     for p, t in params:
         v = argv.get(p)
         if t.elem == "vid" and v is not None and v != -1 and graph.id_to_index(np.array([v]))[0] < 0:
-            span = f"IDs {int(graph.ids[0])}..{int(graph.ids[-1])}" if graph.n else "no vertices"
+            ends = graph.id_span() if hasattr(graph, "id_span") else (int(graph.ids[0]), int(graph.ids[-1]))
+            span = f"IDs {ends[0]}..{ends[1]}" if graph.n else "no vertices"
             raise G2PLError(f"argument `{p}={v}`: {v} is not a vertex of the graph ({graph.n} vertices, "
                             f"{span}); pass a vertex's ID, or -1 for no vertex")
 
@@ -323,11 +337,15 @@ class Program:
     def run(self, graph: Graph | str | None, args: dict[str, Any] | None = None, backend: str = "numpy",
             seed: int = 0, entry: str | None = None, max_supersteps: int | None = None, directed: bool = False,
             comm=None, renumber: str | None = "auto", progress=None, checkpoint: str | None = None,
-            checkpoint_every: int = 10, resume: str | None = None, time_limit: float | None = None) -> Result:
+            checkpoint_every: int = 10, resume: str | None = None, time_limit: float | None = None,
+            gather: bool = True) -> Result:
         """Run a procedure on a graph (a `Graph` or a file/generator spec).
 
         Under MPI (`comm` with several ranks) only rank 0 needs the graph and
         only rank 0's result holds the values; the statistics cover all ranks.
+        Each rank computes its share of every vertex and edge value; `gather=False` leaves them
+        there (`Result.parts` on every rank, for writing out from every rank, as `g2pl run` does)
+        instead of gathering them into whole arrays on rank 0.
         `renumber="degree"` orders each rank's vertices by degree (locality), "none" (or None)
         keeps ID order, "auto" (default) orders by degree when degrees are skewed;
         results are always reported by original ID.  `progress(stats, final)`, if given, is
@@ -350,9 +368,15 @@ class Program:
         comp = self._compiled[name]
         argv = parse_args(comp.proc.params, dict(args or {}), name)
         rank = 0 if comm is None else comm.rank
-        if isinstance(graph, str) and rank == 0:
-            graph = load_graph(graph, directed=directed, seed=seed)
-        if isinstance(graph, Graph):
+        module = self.load(name)
+        if isinstance(graph, str) and comm is not None and comm.size > 1:
+            from g2pl.runtime.ingest import entry_routes_needed, load
+
+            graph = load(comm, graph, directed=directed, seed=seed, renumber=renumber,
+                         entry_routes=entry_routes_needed(module))  # every rank builds its own part
+        elif isinstance(graph, str) and rank == 0:
+            graph = timed_load(graph, directed=directed, seed=seed)
+        if graph is not None and not isinstance(graph, str):
             check_vertex_args(comp.proc.params, argv, graph)
         ckpt = None
         if checkpoint is not None or resume is not None:
@@ -364,9 +388,19 @@ class Program:
             ident = run_identity(self.module.source, name, "", argv, seed, ranks, self.opt, self.disable)
             ckpt = {"dir": resume or checkpoint, "every": checkpoint_every, "resume": resume is not None,
                     "identity": ident}
-        values, stats = execute(self.load(name), graph, argv, seed=seed, max_supersteps=max_supersteps,
+        values, stats = execute(module, graph, argv, seed=seed, max_supersteps=max_supersteps,
                                 comm=comm, backend=backend, opt=self.opt, entry=name, renumber=renumber,
                                 progress=progress, checkpoint=ckpt, time_limit=time_limit)
+        if comm is not None and comm.size > 1:  # every rank holds its shares (Runtime.collect)
+            if not gather:
+                return Result(name, [], stats, graph=graph if isinstance(graph, Graph) else None,
+                              parts=[Share(*v) for v in values or ()])
+            edges = any(v[1] == "edge" for v in values or ())
+            values = gather_shares(values or [], comm)  # collective: whole arrays on rank 0
+            if graph is not None and not isinstance(graph, Graph):  # built in parts: no rank has its IDs
+                from g2pl.runtime.ingest import result_view
+
+                graph = result_view(graph, edges)  # collective: the IDs (and edges) the values align with
         if values is None:  # another rank than 0 under MPI: rank 0 holds the values
             return Result(name, [], stats)
         return Result(name, None, stats, graph=graph,

@@ -128,15 +128,11 @@ def _plan_summary(prog, entry: str) -> str:
 
 
 def _mpi_comm():
-    """The MPI communicator when this process is one of several ranks, else None."""
-    from g2pl.runtime.mpi import MPIComm, launched_by_mpiexec
+    """The MPI communicator when this process is one of several ranks, else None: MPI itself says which
+    (see `join_world`), wherever a launcher's variables show there is an MPI job to ask."""
+    from g2pl.runtime.mpi import join_world
 
-    if not launched_by_mpiexec():
-        return None
-    try:
-        return MPIComm()
-    except ImportError:
-        raise G2PLError("started under mpiexec, but mpi4py is not installed (`pip install '.[mpi]'`)") from None
+    return join_world()
 
 
 def _graph_file(spec: str) -> str | None:
@@ -157,6 +153,37 @@ def _write_json(path: str, data: dict) -> None:
     write_atomic(path, json.dumps(data, indent=1))
 
 
+def _write_values(a: argparse.Namespace, res, comm, quiet: bool) -> list[tuple[dict, int]] | None:
+    """--output and --output-dir, written from every rank at once (g2pl.results.streamed: with several
+    ranks no rank gathers the values); returns the summary's heads of the values (rank 0, unless quiet).
+
+    A failure while writing ends every rank alike (the writers agree on it), except one this rank
+    meets alone outside them, which stops every rank as a failure during the run does."""
+    from g2pl.results.interop import value_heads
+    from g2pl.results.streamed import local_shares, share_heads, write_output, write_output_dir
+
+    try:
+        shares = res.parts if res.parts is not None else local_shares(res)
+        if a.output is not None:
+            write_output(a.output, res.entry, shares, comm)
+        if a.output_dir is not None:
+            write_output_dir(a.output_dir, res.entry, shares, comm)
+        if quiet:
+            return None
+        return value_heads(res, 8) if res.parts is None else share_heads(shares, comm, 8)
+    except G2PLError:
+        raise
+    except Exception as exc:
+        if comm is None or comm.size == 1:
+            raise
+        if a.debug:
+            traceback.print_exc()
+        print(f"g2pl: rank {comm.rank}: failure writing the output: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.stderr.flush()
+        comm.abort(1)
+        return None
+
+
 def run(a: argparse.Namespace) -> int:
     import g2pl
 
@@ -170,10 +197,14 @@ def run(a: argparse.Namespace) -> int:
         raise G2PLError(f"--max-supersteps {a.max_supersteps}: expected a positive number", file="g2pl run")
     if a.output == "-" and a.stats == "-":
         raise G2PLError("--output - and --stats -: only one of them can write to standard output", file="g2pl run")
-    from g2pl.io.output_files import check_outputs
+    from g2pl.io.output_files import check_output_dir, check_outputs
 
     check_outputs([("--output", a.output), ("--stats", a.stats), ("--plot", a.plot)],
                   [a.program, _graph_file(a.graph)], "g2pl run")
+    check_output_dir("--output-dir", a.output_dir,
+                     [("program", a.program), ("graph file", _graph_file(a.graph)), ("--output file", a.output),
+                      ("--stats file", a.stats), ("--plot file", a.plot), ("--checkpoint directory", a.checkpoint),
+                      ("--resume directory", a.resume)], "g2pl run")
     from g2pl.runtime.checkpoint import check_directory
 
     for flag, d in (("--checkpoint", a.checkpoint), ("--resume", a.resume)):
@@ -199,17 +230,22 @@ def run(a: argparse.Namespace) -> int:
 
     alloc.tune()  # before loading: the loader's big temporaries are reused too
     graph, failure = None, None
-    if rank0:
-        try:
-            graph = g2pl.load_graph(a.graph, directed=a.directed, seed=a.seed)
-            check_vertex_args(prog.params(entry), parse_args(prog.params(entry), args, entry), graph)
-        except G2PLError as err:
-            failure = err.with_context(file=a.graph)
-    if comm is not None:
-        status = comm.bcast(failure.exit_status if failure else 0)
-        if status and not rank0:
-            return status
+    try:
+        if comm is not None:  # every rank reads or draws its own share: no rank holds the whole graph
+            from g2pl.runtime.ingest import entry_routes_needed, load
+
+            graph = load(comm, a.graph, directed=a.directed, seed=a.seed, renumber=a.renumber,
+                         entry_routes=entry_routes_needed(prog.load(entry)))
+        else:
+            from g2pl.api import timed_load
+
+            graph = timed_load(a.graph, directed=a.directed, seed=a.seed)
+        check_vertex_args(prog.params(entry), parse_args(prog.params(entry), args, entry), graph)
+    except G2PLError as err:  # raised alike on every rank
+        failure = err.with_context(file=a.graph)
     if failure is not None:
+        if not rank0:
+            return failure.exit_status
         raise failure
     if rank0 and not quiet:
         print(graph.summary())
@@ -225,7 +261,7 @@ def run(a: argparse.Namespace) -> int:
                        max_supersteps=a.max_supersteps, comm=comm,
                        renumber=a.renumber, progress=progress,
                        checkpoint=a.checkpoint, checkpoint_every=a.checkpoint_every, resume=a.resume,
-                       time_limit=a.time_limit)
+                       time_limit=a.time_limit, gather=False)  # several ranks: the values are written from each
         finished = True
     except RunStopped as stop:  # --max-supersteps / --time-limit: the partial statistics are kept
         if rank0 and a.stats is not None and stop.stats is not None:
@@ -247,17 +283,15 @@ def run(a: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close(ok=finished, totals=res.stats if finished and rank0 else None)
+    heads = _write_values(a, res, comm, quiet)
     if not rank0:
         return 0
-    for path, data in ((a.output, res.output), (a.stats, lambda: res.stats)):
-        if path is not None:
-            _write_json(path, data())
+    if a.stats is not None:
+        _write_json(a.stats, res.stats)
     if a.plot:
         plot_stats(res.stats, a.plot)
-    if not quiet:
-        from g2pl.results.interop import value_heads
-
-        for v, count in value_heads(res, 8):
+    if heads is not None:
+        for v, count in heads:
             print(_summarize(v, count))
         s = res.stats
         print(f"stats: {_n(s['supersteps'], 'superstep')}, {_n(s['messages'], 'message')}, "

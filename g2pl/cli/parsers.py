@@ -95,7 +95,16 @@ def g2pl_parser() -> argparse.ArgumentParser:
                    help="supersteps between checkpoints (default 10)")
     r.add_argument("--resume", metavar="DIR",
                    help="continue from the last checkpoint in DIR (same program, graph, arguments, seed, ranks)")
-    r.add_argument("--output", metavar="FILE.json", help="write returned values as JSON (`-`: to standard output)")
+    r.add_argument("--output", metavar="FILE.json",
+                   help="write returned values as JSON (`-`: to standard output); with several ranks, rank 0 "
+                        "writes it as the others send their values, a bounded piece at a time (no rank holds "
+                        "them all), the same bytes as with one rank")
+    r.add_argument("--output-dir", metavar="DIR",
+                   help="write returned values as one JSON file per rank, each by its own rank: "
+                        "DIR/part-00000.json, ... (the --output shape, holding the rank's vertices and the edges "
+                        "whose u endpoint it owns, ascending by ID; the parts in rank order make the whole "
+                        "value), then DIR/index.json (the parts, ranks, value names and kinds, scalars); DIR is "
+                        "made if missing; see g2pl.results.streamed")
     r.add_argument("--stats", metavar="FILE.json", help="write run statistics as JSON (`-`: to standard output)")
     r.add_argument("--show-plan", action="store_true", help="print a summary of the superstep plan")
     r.add_argument("--plot", metavar="FILE.png",

@@ -36,6 +36,7 @@ from g2pl.graph.binary import load_binary, open_graph_file
 from g2pl.graph.generators import GENERATOR_FORMS, generate, looks_like_generator, parse_generator
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
 from g2pl.graph.memory import check_declared, check_fits, temporaries_returned
+from g2pl.graph.share import EdgeShare
 from g2pl.graph.textblocks import BlockSource, block_ends
 from g2pl.io.npz_check import npz_headers
 from g2pl.io.numtext import beyond_int64, shorten
@@ -195,6 +196,7 @@ class _Table:
     as_file: bool = True  # data equals the file's bytes (after any BOM), so NumPy may read the file
     expected_rows: int | None = None  # .mtx: entries declared on the size line
     size_lineno: int | None = None
+    first_lineno: int | None = None  # the file's first data line, when `data` is a later byte range of it
 
 
 _Rows = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
@@ -401,8 +403,9 @@ def _validate_lines(t: _Table, lo: int, hi: int, lineno: int, rows_before: int) 
         if len(tokens) != t.ncols:
             sep = "comma-separated " if t.comma else ""
             msg = f"expected {t.ncols} {sep}columns ({t.col_desc}), found {len(tokens)}"
-            if line != t.lineno:
-                msg += f" (line {t.lineno}, the first data line, has {t.ncols})"
+            first = t.lineno if t.first_lineno is None else t.first_lineno
+            if line != first:
+                msg += f" (line {first}, the first data line, has {t.ncols})"
             if not t.comma and "," in body:
                 msg += "; do not mix comma and whitespace separators"
         else:
@@ -468,6 +471,106 @@ def read_edge_rows(path: str) -> tuple:
         as_file=as_file,
     )
     return (*_load_rows(table), comma)
+
+
+def _edge_list_head(path: str, f: BinaryIO) -> tuple[int, int, bool, int]:
+    """(byte offset and line number of the first data line, comma-separated?, columns) of an edge list,
+    reading only as far as that line (in growing prefixes)."""
+    want = 1 << 16
+    while True:
+        f.seek(0)
+        prefix = f.read(want)
+        bom = len(codecs.BOM_UTF8) if prefix.startswith(codecs.BOM_UTF8) else 0
+        whole = len(prefix) < want
+        cut = len(prefix) if whole else prefix.rfind(b"\n") + 1
+        data, _ = _check_text(path, prefix[:cut])
+        first = _next_data_line(data, 0, 1)
+        if first is not None and (data.find(b"\n", first[0]) != -1 or whole):
+            offset, lineno, body = first
+            if len(data) + bom != cut:  # lone CRs rewritten: offsets no longer match the file
+                raise G2PLError("lines end with lone CR characters; a distributed load needs LF or CRLF "
+                                "line ends", file=path)
+            comma = "," in body
+            ncols = len(_split(body, comma))
+            if ncols not in (2, 3):
+                raise G2PLError(f"expected 2 or 3 {'comma-separated ' if comma else ''}columns ('u v' or "
+                                f"'u v weight'), found {ncols}", file=path, line=lineno)
+            return offset + bom, lineno, comma, ncols
+        if whole:
+            raise G2PLError("the file has no edges (only comments or blank lines), so the graph has no "
+                            "vertices", file=path)
+        want *= 4
+
+
+def _line_start_at(f: BinaryIO, pos: int, end: int) -> int:
+    """The first line start at or after byte `pos` (`end` if none before it)."""
+    if pos <= 0:
+        return 0
+    step = 1 << 16
+    at = pos - 1
+    while at < end:
+        f.seek(at)
+        block = f.read(min(step, end - at))
+        k = block.find(b"\n")
+        if k != -1:
+            return min(at + k + 1, end)
+        if not block:
+            break
+        at += len(block)
+    return end
+
+
+def edge_list_share(path: str, directed: bool, rank: int, size: int, comm) -> EdgeShare:
+    """Rank `rank`'s share of an edge-list file: the lines of its byte range (cut at line ends), read
+    and checked by this rank alone (collective over `comm`: line numbers come from a scan of the
+    ranks' line counts, and the first bad line of the file is the error every rank raises)."""
+    err: G2PLError | None = None
+    try:
+        with open_graph_file(path) as f, reading_graph_file(path):
+            offset, lineno, comma, ncols = _edge_list_head(path, f)
+            f.seek(0, os.SEEK_END)
+            end = f.tell()
+            span = end - offset
+            lo = 0 if rank == 0 else _line_start_at(f, offset + span * rank // size, end)
+            hi = end if rank == size - 1 else _line_start_at(f, offset + span * (rank + 1) // size, end)
+            f.seek(lo)
+            raw = f.read(max(0, hi - lo))
+        data, as_file = _check_text(path, raw)  # rank 0's range starts at the file's start (its BOM)
+    except G2PLError as e:
+        err, data, comma, ncols, as_file, offset, lineno = e, b"", False, 2, True, 0, 1
+    counts = comm.allgather((err, data.count(b"\n")))
+    before = sum(k for _, k in counts[:rank])  # line ends before this rank's range
+    first = next((e for e, _ in counts if e is not None), None)
+    if first is not None:
+        raise _renumbered(first, before) if err is not None and first is err else first
+    head_line = lineno
+    if rank > 0:
+        offset, lineno = 0, before + 1
+    elif data is not raw:
+        offset -= len(raw) - len(data)  # a BOM stripped (lone CRs are refused by the head)
+    idb = (0, MAX_VERTEX_ID, "vertex ID")
+    table = _Table(path=path, data=data, offset=offset, lineno=lineno, ncols=ncols, comma=comma, bounds=(idb, idb),
+                   col_desc="'u v'" if ncols == 2 else "'u v weight'", as_file=as_file,
+                   first_lineno=head_line)
+    err, rows = None, None
+    try:
+        rows = _load_rows(table)
+    except G2PLError as e:
+        err = e
+    first = next((e for e in comm.allgather(err) if e is not None), None)
+    if first is not None:
+        raise first
+    assert rows is not None
+    u, v, w = rows
+    info = {"format": "edgelist", "separator": "comma" if comma else "whitespace"}
+    return EdgeShare(u, v, w, np.zeros(0, dtype=np.int64), directed, path, info)
+
+
+def _renumbered(err: G2PLError, lines_before: int) -> G2PLError:
+    """A text check's error on a byte range, its line number made the file's."""
+    if not lines_before or err.line is None:
+        return err
+    return G2PLError(err.message, file=err.file, line=err.line + lines_before)
 
 
 _MTX_HEADER = "'%%MatrixMarket matrix coordinate <pattern|real|integer> <general|symmetric>'"
@@ -670,6 +773,106 @@ def load_npz(path: str, directed: bool = False) -> Graph:
         extra_ids=arrays.get("ids"),
         info={"format": "npz"},
     )
+
+
+def npz_share(path: str, directed: bool, rank: int, size: int, comm) -> EdgeShare:
+    """Rank `rank`'s share of an .npz graph: its slice of `src`, `dst` and `weight` and of `ids`, each
+    read from its archive member alone (a stored member is read at the slice; a compressed one is
+    decompressed up to it, never kept whole).  Checked as `load_npz` checks the whole arrays, with
+    the same messages (indices into the whole arrays).  Collective over `comm`."""
+    err: G2PLError | None = None
+    share = None
+    try:
+        share = _npz_share(path, directed, rank, size)
+    except G2PLError as e:
+        err = e
+    first = next((e for e in comm.allgather(err) if e is not None), None)
+    if first is not None:
+        raise first
+    assert share is not None
+    return share
+
+
+def _npz_share(path: str, directed: bool, rank: int, size: int) -> EdgeShare:
+    with open_graph_file(path) as f:
+        _check_npz_sizes(path, f)
+        f.seek(0)
+        try:
+            if not zipfile.is_zipfile(f):
+                raise G2PLError("not a valid .npz file: it is not a zip archive of .npy arrays", file=path)
+            f.seek(0)
+            with zipfile.ZipFile(f) as zf:
+                heads = npz_headers(zf)
+                keys = sorted(heads)
+                for key in ("src", "dst"):
+                    if key not in heads:
+                        raise G2PLError(f"missing array '{key}' (found: {', '.join(keys) or 'none'}); expected "
+                                        "src, dst[, weight, ids]", file=path)
+                for key, kinds, want in (("src", "iu", "integer"), ("dst", "iu", "integer"),
+                                         ("ids", "iu", "integer"), ("weight", "iuf", "numeric")):
+                    h = heads.get(key)
+                    if h is None:
+                        continue
+                    if len(h.shape) != 1:
+                        raise G2PLError(f"array '{key}' must be 1-D, got shape {h.shape}", file=path)
+                    if h.dtype.kind not in kinds:
+                        raise G2PLError(f"array '{key}' must be {want}, got dtype {h.dtype}", file=path)
+                ns, nd = heads["src"].shape[0], heads["dst"].shape[0]
+                if ns != nd:
+                    raise G2PLError(f"arrays 'src' and 'dst' have different lengths ({ns} and {nd})", file=path)
+                if "weight" in heads and heads["weight"].shape[0] != ns:
+                    raise G2PLError(f"array 'weight' has {heads['weight'].shape[0]} values but there are {ns} "
+                                    "edges", file=path)
+                elo, ehi = ns * rank // size, ns * (rank + 1) // size
+                got = {k: _npz_slice(zf, heads[k], elo, ehi, path) for k in ("src", "dst", "weight") if k in heads}
+                extra = np.zeros(0, dtype=np.int64)
+                if "ids" in heads:
+                    ni = heads["ids"].shape[0]
+                    ilo = ni * rank // size
+                    extra = _ids_checked(_npz_slice(zf, heads["ids"], ilo, ni * (rank + 1) // size, path),
+                                         "ids", ilo, path)
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+            raise G2PLError(f"not a valid .npz file: {e}", file=path) from None
+    u = _ids_checked(got["src"], "src", elo, path)
+    v = _ids_checked(got["dst"], "dst", elo, path)
+    w = None
+    if "weight" in got:
+        w = got["weight"].astype(np.float64)
+        bad = ~np.isfinite(w) | (w < 0)
+        if bool(bad.any()):
+            i = int(np.argmax(bad))
+            raise G2PLError(f"weight[{elo + i}] = {float(w[i])!r} is not a finite non-negative number", file=path)
+    return EdgeShare(u, v, w, extra, directed, path, {"format": "npz"})
+
+
+def _npz_slice(zf: zipfile.ZipFile, head: Any, lo: int, hi: int, path: str) -> np.ndarray:
+    """Entries lo..hi-1 of a 1-D .npy member, read without reading the rest of it into memory."""
+    with zf.open(head.member) as m:
+        version = np.lib.format.read_magic(m)
+        if version == (1, 0):
+            np.lib.format.read_array_header_1_0(m)
+        else:
+            np.lib.format.read_array_header_2_0(m)
+        item = head.dtype.itemsize
+        m.seek(m.tell() + lo * item)
+        raw = m.read((hi - lo) * item)
+    if len(raw) != (hi - lo) * item:
+        raise G2PLError(f"not a valid .npz file: array '{head.member[:-4]}' is truncated", file=path)
+    return np.frombuffer(raw, dtype=head.dtype).copy()
+
+
+def _ids_checked(a: np.ndarray, what: str, lo: int, path: str) -> np.ndarray:
+    """A slice (starting at entry `lo`) of an array of vertex IDs, checked as `build_graph` checks
+    the whole array: the first bad entry named by its index in the whole array."""
+    if a.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if a.dtype.kind == "i" and int(a.min()) < 0:
+        i = int(np.argmax(a < 0))
+        raise G2PLError(f"{what}[{lo + i}] = {int(a[i])} is a negative vertex ID", file=path)
+    if int(a.max()) >= MAX_VERTEX_ID:
+        i = int(np.argmax(a >= MAX_VERTEX_ID))
+        raise G2PLError(f"{what}[{lo + i}] = {int(a[i])} is too large (vertex IDs must be below 2^62)", file=path)
+    return a.astype(np.int64, copy=False)
 
 
 _LOADERS = {"edgelist": load_edge_list, "mtx": load_mtx, "npz": load_npz, "binary": load_binary}

@@ -17,12 +17,14 @@ and loaded from disk, so a device or FIFO is refused there; see
 name, a directory, a missing or read-only parent, a link, two outputs naming
 one file, or an output that is one of the command's inputs (the program, the
 graph file) is refused with exit status 2 instead of being found out (or
-silently overwriting an input) after the work.
+silently overwriting an input) after the work; `check_output_dir` does the same for `--output-dir`,
+whose files (`index.json`, `part-NNNNN.json`) are each written as above.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -107,28 +109,115 @@ def check_outputs(outputs: Iterable[tuple[str, str | Path | None]], inputs: Iter
                                 file=tool)
 
 
+#: what `--output-dir DIR` writes into DIR (g2pl.results.streamed): one part per rank, and the index
+INDEX_NAME = "index.json"
+PART_NAME = "part-{:05d}.json"
+_PART_RE = re.compile(r"part-[0-9]{5,}\.json")
+
+
+def part_name(rank: int) -> str:
+    return PART_NAME.format(rank)
+
+
+def part_rank(name: str) -> int | None:
+    """The rank whose part a file called `name` is (None: not a part's name)."""
+    return int(name[5:-5]) if _PART_RE.fullmatch(name) else None
+
+
+def is_output_dir_file(name: str) -> bool:
+    """Whether a file called `name` inside an output directory is one that `--output-dir` writes."""
+    return name == INDEX_NAME or _PART_RE.fullmatch(name) is not None
+
+
+def output_dir_problem(path: Path) -> str | None:
+    """Why `path` cannot be an output directory (made if missing, its own files replaced), or None.
+
+    As for output files, a symbolic link is refused (a link planted where results go would send them
+    elsewhere), and so is an index or part file in it that is a link or not a regular file."""
+    if path.is_symlink():
+        return f"is a symbolic link (to {os.readlink(path)!r}); name the directory itself"
+    if not path.exists():
+        parent = path.parent
+        if not parent.is_dir():
+            return f"the directory {str(parent)!r} does not exist"
+        if not os.access(parent, os.W_OK | os.X_OK):
+            return f"the directory {str(parent)!r} is not writable (to make {path.name!r} in it)"
+        return None
+    if not path.is_dir():
+        return "exists and is not a directory; expected a directory (made if missing)"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "is not writable"
+    try:
+        with os.scandir(path) as entries:
+            for e in entries:
+                if not is_output_dir_file(e.name):
+                    continue
+                if e.is_symlink():
+                    return f"holds {e.name!r}, a symbolic link, where a result file goes; remove it"
+                if not e.is_file():
+                    return f"holds {e.name!r}, which is not a regular file, where a result file goes; remove it"
+    except OSError as e:
+        return f"cannot be read: {e.strerror or e}"
+    return None
+
+
+def check_output_dir(flag: str, path: str | Path | None, files: Iterable[tuple[str, str | Path | None]] = (),
+                     tool: str = "g2pl") -> None:
+    """Refuse (G2PLError, exit 2) an unusable output directory before any work: see
+    `output_dir_problem`; also a directory where a result file would replace one of `files` (the
+    command's inputs and other outputs, as (what, path) pairs; None: not given)."""
+    if path is None:
+        return
+    if str(path) == "":
+        raise G2PLError(f"{flag}: an empty directory name", file=tool)
+    if str(path) == "-":
+        raise G2PLError(f"{flag} -: standard output cannot hold one file per rank; name a directory", file=tool)
+    d = Path(path)
+    why = output_dir_problem(d)
+    if why is not None:
+        raise G2PLError(f"{flag} {d}: {why}", file=tool)
+    for what, f in files:
+        if f is None or str(f) in ("", "-"):
+            continue
+        p = Path(f)
+        if _same(p, d):
+            raise G2PLError(f"{flag} {str(d)!r} is the {what} of this command; choose another directory", file=tool)
+        if is_output_dir_file(p.name) and _same(p.parent, d):
+            raise G2PLError(f"{flag} {str(d)!r} would replace {str(p)!r}, the {what} of this command; "
+                            "choose another directory", file=tool)
+
+
 def write_atomic(path: str | Path, data: str | bytes) -> None:
     """Write `data` to `path` whole or not at all (see the module docstring).
 
     An OS error (disk full, permissions) is a G2PLRuntimeError (exit 1) naming the file, with
     no temporary or partial file left behind.
     """
+    blob = data.encode() if isinstance(data, str) else data
+    with output_file(path) as f:
+        f.write(blob)
+
+
+@contextmanager
+def output_file(path: str | Path) -> Iterator[BinaryIO]:
+    """`path` open for writing piece by piece, as `write_atomic` writes it: a regular file replaced
+    whole when the block ends (nothing left behind if it fails), a device or FIFO written in place;
+    a link or directory refused.  For outputs too large to hold in memory before writing."""
     if str(path) == "":
         raise G2PLError("an empty output file name")
     path = Path(path)
-    blob = data.encode() if isinstance(data, str) else data
     why = output_problem(path)
     if why is not None:
         raise G2PLError(why, file=str(path))
     if _special(path):
         try:
             with open(path, "wb") as f:
-                f.write(blob)
+                yield f
         except OSError as e:
             raise _write_error(path, e) from None
         return
     with atomic_file(path) as f:
-        f.write(blob)
+        yield f
 
 
 def _write_error(path: Path, e: OSError) -> G2PLRuntimeError:

@@ -1,7 +1,8 @@
 """A procedure's returned values as the run produced them: NumPy arrays, with their kind and type.
 
 A run ends with every returned value on rank 0 as one array aligned with the
-graph (vertex values in `graph.ids` order, ascending original ID; edge values
+graph (with several ranks, each rank's share gathered there: `Program.run(gather=True)`, the
+default; `g2pl run` writes the shares from every rank instead, g2pl.results.streamed) (vertex values in `graph.ids` order, ascending original ID; edge values
 in `graph.src`/`graph.dst` order, ascending (u, v)).  `Result` keeps them so:
 asking for an array costs nothing, and the JSON shapes of `--output` (docs/language.md,
 "Output"; `g2pl.runtime.output.convert`) are made only for the values someone

@@ -1,8 +1,9 @@
 """Kernels written once for any array module (NumPy, CuPy): segmented reductions with the
-language's empty and tie rules, push-direction scatter-reductions, range expansion and per-rank bit
-packing.  Each takes `ops`, a backend (or `HostOps`): its array module `ops.xp`, its `select`, and the
-reads that synchronize a device (`item`, `nonzero`, `bincount`, `repeat`), which a GPU backend counts.
-What one library lacks stays in that backend's own kernels (kernels.py, cupy_kernels.py)."""
+language's empty and tie rules, push-direction scatter-reductions, range expansion, per-rank bit
+packing and the flags of a ghost exchange (a bitmap or the set positions).  Each takes `ops`, a
+backend (or `HostOps`): its array module `ops.xp`, its `select`, and the reads that synchronize a
+device (`item`, `nonzero`, `bincount`, `repeat`), which a GPU backend counts.  What one library
+lacks stays in that backend's own kernels (kernels.py, cupy_kernels.py)."""
 
 from __future__ import annotations
 
@@ -236,14 +237,6 @@ def scatter_reduce(ops, op: str, recv, vals, mask, n: int, elem: str, ids=None):
     raise ValueError(f"{op} is not pushed")
 
 
-def segment_counts(ops, sel, seg_counts):
-    """How many selected entries fall in each consecutive segment (one per rank: a count per segment
-    costs a few microseconds where a prefix sum over all of `sel` cost 80 at 120K mirrors)."""
-    ends = np.cumsum(seg_counts).tolist()
-    starts = [0] + ends[:-1]
-    return np.array([int(ops.item(ops.xp.count_nonzero(sel[a:b]))) for a, b in zip(starts, ends)], dtype=np.int64)
-
-
 def packbits_segments(ops, vals, seg_counts):
     """Bit-pack bools separately per destination segment; returns (bytes, byte counts per segment)."""
     xp = ops.xp
@@ -264,3 +257,66 @@ def unpackbits_segments(ops, data, byte_counts, bit_counts):
         out.append(xp.unpackbits(data[a:a + nb].view(xp.uint8))[:nbits].astype(bool))
         a += nb
     return xp.concatenate(out) if out else xp.zeros(0, bool)
+
+
+def uint_width(top: int) -> int:
+    """Bytes of the narrowest unsigned integer (1, 2, 4 or 8 bytes) that holds every value up to `top`."""
+    return next((w for w in (1, 2, 4) if top < 1 << (8 * w)), 8)
+
+
+def flags_sparse(n: int, k: int) -> bool:
+    """Whether `k` set flags among `n` are fewer bytes as their positions than as a bitmap."""
+    return k * uint_width(n - 1) < (n + 7) // 8
+
+
+def flags_bytes(n: int, k: int, sparse: bool) -> int:
+    """Bytes of `n` flags with `k` set, as positions (`sparse`) or as a bitmap."""
+    return k * uint_width(n - 1) if sparse else (n + 7) // 8
+
+
+def to_le_bytes(ops, x, width: int):
+    """Non-negative integers as `width` little-endian bytes each, in one uint8 array: shifts, not
+    views, so neither the byte order nor the alignment of the buffer carrying them matters."""
+    xp = ops.xp
+    shifts = xp.arange(0, 8 * width, 8, dtype=xp.int64)
+    return ((x.astype(xp.int64)[:, None] >> shifts) & 0xFF).astype(xp.uint8).reshape(-1)
+
+
+def from_le_bytes(ops, data, width: int):
+    """The int64 values of `to_le_bytes` back."""
+    xp = ops.xp
+    shifts = xp.arange(0, 8 * width, 8, dtype=xp.int64)
+    return (data.reshape(-1, width).astype(xp.int64) << shifts).sum(axis=1)
+
+
+def encode_flags(ops, sel, seg_counts, set_counts, sparse, nz=None) -> list:
+    """Per consecutive segment of the bools `sel` (one per destination rank), a uint8 chunk: its
+    bitmap, or (`sparse`) the positions of its set entries within it (`flags_sparse` says which is
+    fewer bytes).  `set_counts`: the set entries per segment; `nz`: flatnonzero(sel) when made."""
+    xp = ops.xp
+    out, a, j = [], 0, 0
+    for n, k, s in zip(seg_counts.tolist(), set_counts.tolist(), sparse):
+        if s:
+            if nz is None:
+                nz = ops.nonzero(sel)
+            out.append(to_le_bytes(ops, nz[j:j + k] - a, uint_width(n - 1)))
+        else:
+            out.append(xp.packbits(sel[a:a + n].astype(bool, copy=False)))
+        a += n
+        j += k
+    return out
+
+
+def decode_flags(ops, chunks: list, seg_counts, set_counts, sparse):
+    """The bools of `encode_flags` back, all segments in one array."""
+    xp = ops.xp
+    seg = [int(n) for n in seg_counts]
+    out = xp.zeros(sum(seg), dtype=bool)
+    a = 0
+    for data, n, k, s in zip(chunks, seg, set_counts, sparse):
+        if s and k:
+            out[from_le_bytes(ops, data, uint_width(n - 1)) + a] = True
+        elif not s and n:
+            out[a:a + n] = xp.unpackbits(data)[:n].astype(bool)
+        a += n
+    return out

@@ -259,10 +259,6 @@ class Backend(Ops, KernelOps, Protocol):
         """The inverse of `packbits_segments`: the bools each rank sent, in rank order."""
         ...
 
-    def segment_counts(self, sel: Array, seg_counts: Array) -> Array:
-        """Per segment (destination rank), how many of its entries `sel` keeps."""
-        ...
-
     def pack_records(self, arrays: list[Array], layout: list[tuple[int, str]], rb: int, idx: Array) -> np.ndarray:
         """Host rows of `rb` bytes, one per sending vertex in `idx`, each field at its (offset, type):
         the entries and records transports."""

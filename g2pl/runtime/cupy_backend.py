@@ -172,7 +172,8 @@ class CuPyBackend(intops.IntOpsMixin):
         xp = self.xp  # edge ids travel as float64 data: exact below 2**53 edges
         t = self.sparse.csr_matrix(((data + 1).astype(xp.float64), cols, indptr), shape=(len(indptr) - 1, n_cols))
         t = t.tocsc()
-        return t.indptr.astype(xp.int64), t.indices.astype(xp.int64), t.data.astype(xp.int64) - 1
+        eids = (t.data - 1).astype(data.dtype)  # narrow types, as the NumPy backend gives them
+        return t.indptr.astype(xp.int64), t.indices, eids
 
     def graph_part(self, lg: LocalGraph) -> DevicePart:
         """The device copy of a graph part, made once and kept in the part's cache.  Each array is
@@ -251,9 +252,6 @@ class CuPyBackend(intops.IntOpsMixin):
     empty_value = staticmethod(NumPyBackend.empty_value)
 
     # ---- exchanges: bits packed on the device, records assembled on the host (MPI sees host memory)
-
-    def segment_counts(self, sel, seg_counts):
-        return AK.segment_counts(self, sel, seg_counts)
 
     def packbits_segments(self, vals, seg_counts):
         return AK.packbits_segments(self, vals, seg_counts)

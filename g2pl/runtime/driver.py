@@ -20,6 +20,7 @@ from g2pl.runtime.checkpoint import Checkpointer, graph_digest, hold_directory
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.cupy_backend import CuPyBackend, import_cupy
 from g2pl.runtime.engine import Runtime
+from g2pl.runtime.ingest import DistributedGraph
 from g2pl.runtime.launch import RankWatchdog, program_started
 from g2pl.runtime.numpy_backend import NumPyBackend
 from g2pl.runtime.partition import LocalGraph, partition, resolve_renumber, whole, whole_by_degree
@@ -48,6 +49,8 @@ def load_backend(name: str) -> Backend:
 
 def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
     """Each rank's part of `graph` (given on rank 0 only)."""
+    if isinstance(graph, DistributedGraph):  # each rank built its own part
+        return graph.part
     if comm.size == 1:
         kept = graph.__dict__.setdefault("_g2pl_parts", {})  # reused by later runs on the same graph
         if renumber not in kept:
@@ -65,11 +68,22 @@ def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
 
 def renumbering(graph, renumber: str | None) -> str | None:
     """`resolve_renumber`, its "auto" decision (a pass over every degree) made once per graph."""
+    if isinstance(graph, DistributedGraph):
+        return graph.renumber  # decided when its parts were built
     if renumber != "auto":
         return resolve_renumber(graph, renumber)
     if "_g2pl_auto_renumber" not in graph.__dict__:  # kept with the graph, as scatter_graph keeps its parts
         graph.__dict__["_g2pl_auto_renumber"] = resolve_renumber(graph, renumber)
     return graph.__dict__["_g2pl_auto_renumber"]
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory so far (Linux reports kilobytes, macOS bytes)."""
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
 def merge_stats(comm, rt: Runtime) -> Stats:
@@ -78,11 +92,16 @@ def merge_stats(comm, rt: Runtime) -> Stats:
     lg = rt.host_lg
     mine = {
         "rank": comm.rank, "vertices": int(lg.n), "local_edges": int(lg.m),
-        "edges_owned": int(lg.m) if lg.size == 1 else int(np.count_nonzero(lg.edge_owned)),  # one rank owns all
+        "edges_owned": int(lg.m) if lg.size == 1 else  # one rank owns all
+        int(lg.m_owned) if lg.m_owned is not None else int(np.count_nonzero(lg.edge_owned)),
         "ghosts": int(lg.n_ghosts),
         "bytes_sent": int(st.total("bytes")),
         "bytes_received": int(getattr(comm, "bytes_received", 0)),
         "comm_s": float(st.total("comm_s")),
+        "peers": int(np.count_nonzero(np.asarray(lg.send_counts)[np.arange(lg.size) != lg.rank])) if lg.size > 1 else 0,
+        "load_time_s": float(st.load_time_s),
+        "graph_load_s": float(st.graph_load_s),
+        "peak_rss_bytes": peak_rss_bytes(),
         "compute_s": float(st.total("time_s") - st.total("comm_s")),
         # the kept records, then the sum of those left out: the same rows on every rank
         "per_superstep": [(s.messages, s.bytes, s.record_bytes, s.active, s.time_s) for s in st.rows()],
@@ -101,6 +120,8 @@ def merge_stats(comm, rt: Runtime) -> Stats:
         s.record_bytes = sum(x[2] for x in rows)
         s.active = sum(x[3] for x in rows)
         s.time_s = max(x[4] for x in rows)
+    st.graph_load_s = max(r["graph_load_s"] for r in allr)
+    st.load_time_s = max(r["load_time_s"] for r in allr)
     for r in allr:
         r.pop("per_superstep")
     st.per_rank = allr
@@ -133,8 +154,9 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
     """
     comm = comm or SingleComm()
     t0 = time.perf_counter()
-    renumber = renumbering(graph, renumber) if comm.rank == 0 else None
-    if comm.size > 1:
+    distributed = isinstance(graph, DistributedGraph)
+    renumber = renumbering(graph, renumber) if comm.rank == 0 or distributed else None
+    if comm.size > 1 and not distributed:
         renumber = comm.bcast(renumber)
     lg = scatter_graph(comm, graph, renumber)
     rt = Runtime(lg, module, seed=seed, comm=comm, max_supersteps=max_supersteps, progress=progress,
@@ -142,12 +164,16 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
     rt.time_limit = time_limit
     if checkpoint is not None:
         ident = dict(checkpoint["identity"])
-        ident["graph"] = comm.bcast(graph_digest(graph) if comm.rank == 0 else None)
+        if isinstance(graph, DistributedGraph):
+            ident["graph"] = graph.digest()
+        else:
+            ident["graph"] = comm.bcast(graph_digest(graph) if comm.rank == 0 else None)
         ident["renumber"] = renumber or "none"  # saved vertex arrays are in the local order
         rt.attach_checkpointer(Checkpointer(checkpoint["dir"], checkpoint["every"], ident, comm,
                                             checkpoint["resume"], module))
     rt.prepare()  # adjacency structures of this rank's part (loading), then the clock starts
     rt.stats.load_time_s = time.perf_counter() - t0
+    rt.stats.graph_load_s = float(graph.__dict__.get("load_s", 0.0)) if graph is not None else 0.0
     rt.stats.backend = backend
     rt.stats.opt_level = opt
     rt.stats.entry = entry
@@ -166,8 +192,8 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
         raw = [(name, kind, elem, rt.host_copy(value)) for name, kind, elem, value in raw]
         rt.stats.device = rt.bk.memory_info()
     stats = merge_stats(comm, rt)
-    if comm.rank != 0:
-        return None, stats.as_dict()
+    if comm.rank != 0:  # several ranks: every rank returns its shares of the values (Runtime.collect)
+        return list(raw), stats.as_dict()
     stats.graph = {"name": graph.name, "n": int(graph.n), "m": int(graph.m), "directed": bool(graph.directed),
                    **{k: v for k, v in graph.info.items() if isinstance(v, (int, float, str, bool))}}
     return list(raw), stats.as_dict()

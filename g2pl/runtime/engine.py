@@ -10,7 +10,7 @@
     keyed         a keyed aggregation: values combined at the vertices keys name (keyed.py)
     rand          the counter-based random numbers of one call site
     barrier       the end of a superstep: aggregators, statistics, limits
-    collect       a returned value, whole, on rank 0
+    collect       a returned value: whole (one rank) or this rank's share (several)
     resume, checkpoint              --resume and --checkpoint; checkpoint also bounds loops (limits)
 
 Each exchange verb takes the exchange's spec (written by the compiler's
@@ -44,6 +44,7 @@ from g2pl.runtime.edges import Edges, Members
 from g2pl.runtime.keyed import Keyed
 from g2pl.runtime.neighbourhood import Neighbourhood
 from g2pl.runtime.numpy_backend import NumPyBackend
+from g2pl.runtime.output import RankPart
 from g2pl.runtime.partials import merge_mode
 from g2pl.runtime.partition import LocalGraph, whole
 from g2pl.runtime.remote import Remote, RemoteRequest
@@ -108,6 +109,9 @@ class Runtime:
         self.max_supersteps = max_supersteps
         need_in, need_out = getattr(module, "DIRECTIONS", (True, False))
         self._directions = (bool(need_in), bool(need_out))
+        # an exchange that may push reads each sender's entries (the transposed adjacency); a program
+        # that only pulls never builds that copy of its adjacency
+        self._pushes = any(isinstance(v, Spec) and v.policy == "push-pull" for v in vars(module).values())
         self._rand_counts = [0] * int(getattr(module, "RAND_SITES", 0))
         self._names = tuple(getattr(module, "VARIABLES", ()))  # what a checkpoint saves
         # the naive code's broadcast: every vertex sends one record along every adjacency entry it has
@@ -194,11 +198,12 @@ class Runtime:
         lg.cache.forget_values()
         if self.host_lg is not lg:  # a device copy: the host part's cache too
             self.host_lg.cache.forget_values()
-        if lg.size > 1:
+        if lg.size > 1 and self._pushes:
             need_in, need_out = self._directions
             for out in {False: [False], True: [d for d, need in ((False, need_in), (True, need_out)) if need]}[
                     bool(lg.directed)]:
                 self.nbr.adj(out).transpose()
+        if lg.size > 1:
             # MPI sets up its transport between two ranks on their first exchange: one byte per mirror
             # now, so that cost is part of loading, not of the first superstep
             counted = (self.comm.bytes_sent, self.comm.bytes_received)
@@ -539,7 +544,13 @@ class Runtime:
         return arr if arr.flags.writeable and arr.strides[0] == arr.itemsize else arr.copy()
 
     def collect(self, kind: str, elem: str, value):
-        """A returned value, whole, on rank 0 (None on other ranks); scalars are the same everywhere."""
+        """A returned value as the driver hands it on; scalars are the same everywhere.
+
+        One rank: the whole vertex or edge value, an array aligned with the graph.  Several ranks:
+        this rank's share, a `RankPart` (its owned vertices in ID order, or its owned edges, in host
+        memory), on every rank.  Nothing is gathered here: `Program.run` gathers the shares to rank
+        0 when the caller wants arrays (the API's default), while `g2pl run` writes them from every
+        rank (g2pl.results.streamed), so no rank needs memory for a whole value it only writes out."""
         if kind == "scalar":
             return value
         arr = self.vmap(value, "V" if kind == "vertex" else "E", elem)
@@ -551,8 +562,8 @@ class Runtime:
             return self.host_copy(arr)
         arr = self.bk.to_host(arr)
         if kind == "edge":
-            arr = arr[self.bk.to_host(self.lg.edge_owned)]
-        return self.comm.gather_array(arr)
+            arr = arr[self.host_lg.edge_owned]
+        return RankPart(kind, elem, arr, self.host_lg)
 
 
 def _weight_view(lg: LocalGraph, bk):

@@ -17,6 +17,11 @@ because only it can turn the ways an MPI job ends into one line of g2pl's own:
   of the job, ranks in sessions of their own included, stays below it; when the supervisor's end of a
   pipe closes (it exited, however) the reaper kills and reaps them all.
 
+Which MPI `mpiexec` belongs to (`mpiexec_flavour`, from `mpiexec --version`) decides how it is called
+(`mpiexec_command`, `mpiexec_env`): MPICH's hydra (also Intel MPI's and MVAPICH's) takes `-n N` as it
+is; Open MPI's refuses more ranks than cores without `--oversubscribe` and refuses root without its
+two allow-run-as-root variables, and reports a rank killed by signal N as exit status 128 + N.
+
 `--np` is capped (`rank_cap`: 4 ranks per usable CPU core, at least 8; G2PL_MAX_RANKS sets another
 cap) so that a typo such as `--np 100000` cannot fork the machine to a standstill.
 
@@ -28,12 +33,15 @@ watchdog's work inside the ranks when no supervisor is there (an outer `mpiexec 
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from g2pl.errors import G2PLError
@@ -53,6 +61,77 @@ def find_mpiexec() -> str | None:
     if here.exists():
         return str(here)
     return shutil.which("mpiexec")
+
+
+MPICH, OPEN_MPI, OTHER = "mpich", "openmpi", "other"  # what `mpiexec_flavour` answers
+#: the variables with which Open MPI's mpirun (4.x: OMPI_*, 5.x's PRRTE: PRTE_*) agrees to run as root
+OPEN_MPI_ROOT_ENV = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM",
+                     "PRTE_ALLOW_RUN_AS_ROOT", "PRTE_ALLOW_RUN_AS_ROOT_CONFIRM")
+VERSION_TIMEOUT_S = 10.0  # for `mpiexec --version`; a launcher that hangs there is treated as unknown
+
+
+def mpi_flavour(version_text: str) -> str:
+    """OPEN_MPI, MPICH (any hydra: MPICH, Intel MPI, MVAPICH) or OTHER for what `mpiexec --version` printed.
+
+    Open MPI 4 says "mpiexec (OpenRTE) 4.1.2", Open MPI 5 "mpiexec (Open MPI) 5.0.3"; hydra prints
+    "HYDRA build details", Intel MPI "Intel(R) MPI Library"."""
+    low = version_text.lower()
+    if "open mpi" in low or "openrte" in low or "open-mpi.org" in low:
+        return OPEN_MPI
+    if "hydra" in low or "mpich" in low or "intel(r) mpi" in low or "mvapich" in low:
+        return MPICH
+    return OTHER
+
+
+@functools.lru_cache(maxsize=8)
+def mpiexec_flavour(exe: str) -> str:
+    """Which MPI `exe` belongs to, from its `--version` output; OTHER if it does not say."""
+    env = mpiexec_env(OPEN_MPI, os.environ, is_root())  # as root, in case: they mean nothing to other MPIs
+    try:
+        out = subprocess.run([exe, "--version"], env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                             timeout=VERSION_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return OTHER
+    return mpi_flavour((out.stdout + out.stderr).decode("utf-8", "replace"))
+
+
+def is_root() -> bool:
+    """True when this process runs as root (Open MPI then needs OPEN_MPI_ROOT_ENV)."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def mpiexec_command(exe: str, flavour: str, n: int, program: list[str], cores: int) -> list[str]:
+    """The command line that starts `program` on `n` ranks of this machine with `exe`: `-n N` for every
+    MPI, and for Open MPI `--oversubscribe` when `n` exceeds its slots (one per physical core, `cores`),
+    which it otherwise refuses; hydra places any number of ranks by itself."""
+    extra = ["--oversubscribe"] if flavour == OPEN_MPI and n > cores else []
+    return [exe, *extra, "-n", str(n), *program]
+
+
+def mpiexec_env(flavour: str, env: Mapping[str, str], root: bool) -> dict[str, str]:
+    """`env` for mpiexec: for Open MPI run as root, with the variables that let it run (a container's
+    usual user; without them mpirun stops with a page of advice)."""
+    out = dict(env)
+    if flavour == OPEN_MPI and root:
+        out.update(dict.fromkeys(OPEN_MPI_ROOT_ENV, "1"))
+    return out
+
+
+def physical_cores() -> int:
+    """Physical cores among those this process may run on (Open MPI's default slots on one machine);
+    `usable_cores` where /sys does not tell."""
+    try:
+        cpus = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        return usable_cores()
+    cores: set[tuple[str, str]] = set()
+    for cpu in cpus:
+        topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        try:
+            cores.add(((topo / "physical_package_id").read_text().strip(), (topo / "core_id").read_text().strip()))
+        except OSError:
+            return usable_cores()
+    return len(cores) or usable_cores()
 
 
 def watchdog_grace(limit: float) -> float:

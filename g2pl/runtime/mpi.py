@@ -1,27 +1,95 @@
-"""MPI communicator over mpi4py (installed by `pip install .[mpi]`, which also brings MPICH)."""
+"""MPI communicator over mpi4py (installed by `pip install .[mpi]`, which also brings MPICH).
+
+How many ranks there are is MPI's to say (`join_world`), never guessed from the environment: a
+launcher's variables only tell that there is an MPI job to ask, and which variables a launcher sets
+differs between launchers (`srun --mpi=pmix` sets none of the MPICH or Open MPI ones)."""
 
 from __future__ import annotations
 
 import functools
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from g2pl.errors import G2PLError
 from g2pl.runtime import partials
 from g2pl.runtime.launch import RUN_DIR_ENV, note_exit
 
-_ENV_SIZE = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE")
+#: prefixes of the variables by which MPI and PMI launchers (MPICH's and Intel MPI's hydra, Open MPI,
+#: MVAPICH, a PMI or PMIx server such as srun's, Cray PALS/ALPS, LSF jsrun) mark the processes they
+#: start; any one of them makes `join_world` ask MPI
+_LAUNCHER_PREFIXES = ("PMI_", "PMIX_", "OMPI_COMM_WORLD", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "MV2_", "HYDRA_",
+                      "I_MPI_", "PALS_", "ALPS_APP_", "JSM_NAMESPACE_")
+#: ... except these, which installations and login profiles set in every shell (an MPI's location,
+#: PMIx tuning such as PMIX_MCA_gds=hash)
+_NOT_LAUNCHER = ("I_MPI_ROOT", "PMIX_MCA_")
+#: the variables that say how many ranks a launcher started: only a cross-check of MPI's answer
+#: (SLURM_STEP_NUM_TASKS only inside an srun step: see `launcher_signs`)
+_ENV_SIZE = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE", "MPI_LOCALNRANKS",
+             "JSM_NAMESPACE_SIZE", "SLURM_STEP_NUM_TASKS")
 
 
-def launched_by_mpiexec() -> bool:
-    """True when this process is one of several ranks started by mpiexec."""
+def launcher_signs(env: Mapping[str, str] | None = None) -> list[str]:
+    """The names in `env` (default: this process's environment) that only a launcher sets, sorted.
+
+    srun marks its tasks with SLURM_PROCID and SLURM_STEP_ID together: a batch script (SLURM_PROCID
+    alone) is one process, not a rank."""
+    env = os.environ if env is None else env
+    names = [k for k in env if k.startswith(_LAUNCHER_PREFIXES) and not k.startswith(_NOT_LAUNCHER)]
+    if "SLURM_PROCID" in env and "SLURM_STEP_ID" in env:
+        names += ["SLURM_PROCID", "SLURM_STEP_ID"]
+    return sorted(names)
+
+
+def launched_by_mpiexec(env: Mapping[str, str] | None = None) -> bool:
+    """True when a launcher may have started this process as one of several ranks: MPI must be asked."""
+    return bool(launcher_signs(env))
+
+
+def claimed_ranks(env: Mapping[str, str] | None = None) -> tuple[int, str] | None:
+    """The largest rank count the launcher's variables state, with the variable that states it (None
+    if none does): what MPI's own count is checked against, so that an MPI that cannot talk to the
+    launcher is an error instead of N copies of a one-rank run."""
+    env = os.environ if env is None else env
+    srun = "SLURM_PROCID" in env and "SLURM_STEP_ID" in env
+    best: tuple[int, str] | None = None
     for k in _ENV_SIZE:
-        v = os.environ.get(k)
-        if v is not None and v.isdigit() and int(v) > 1:
-            return True
-    return False
+        v = env.get(k, "")
+        if v.isdigit() and (k != "SLURM_STEP_NUM_TASKS" or srun) and (best is None or int(v) > best[0]):
+            best = (int(v), k)
+    return best
+
+
+def join_world(env: Mapping[str, str] | None = None) -> MPIComm | None:
+    """This process's MPIComm when MPI says the job has several ranks; None for a job of one.
+
+    mpi4py is imported (and MPI initialized, about 0.1 s) only where `launcher_signs` finds a launcher:
+    a plain `g2pl run` starts as fast as without MPI. Exit status 2 when the launcher started several
+    ranks but mpi4py is missing or its MPI sees a job of one (each rank would run the whole job alone)."""
+    env = os.environ if env is None else env
+    if not launcher_signs(env):
+        return None
+    claim = claimed_ranks(env)
+    several = f"{claim[1]}={claim[0]}" if claim is not None and claim[0] > 1 else None  # and who says so
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        if several:
+            raise G2PLError(f"started under mpiexec as one of several ranks ({several}), but mpi4py is not "
+                            "installed (`pip install '.[mpi]'`)", file="g2pl run") from None
+        return None
+    if MPI.COMM_WORLD.Get_size() > 1:
+        return MPIComm()
+    if several:
+        raise G2PLError(f"started as one of several ranks ({several}), but MPI sees a job of one rank: the MPI "
+                        "library mpi4py uses cannot talk to this launcher (start the ranks with that MPI's own "
+                        "mpiexec, or build mpi4py against the MPI the launcher supports, e.g. one with PMIx for "
+                        f"`srun --mpi=pmix`); unset {several.split('=')[0]} to run each process on its own",
+                        file="g2pl run")
+    return None
 
 
 class MPIComm:

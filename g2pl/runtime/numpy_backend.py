@@ -76,9 +76,10 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
 
     @staticmethod
     def transpose(indptr, cols, data, n_cols: int):
-        """(indptr over columns, rows, data) of the CSR matrix: CSR -> CSC in linear time."""
-        t = _sp.csr_matrix((data + 1, cols, indptr), shape=(len(indptr) - 1, n_cols)).tocsc()
-        return t.indptr.astype(np.int64), t.indices.astype(np.int64), t.data.astype(np.int64) - 1
+        """(indptr over columns, rows, data) of the CSR matrix: CSR -> CSC in linear time.  Rows and data
+        keep their narrow types (int32 below 2^31): this copy of the adjacency is as big as the CSR."""
+        t = _sp.csr_matrix((data, cols, indptr), shape=(len(indptr) - 1, n_cols)).tocsc()  # keeps explicit zeros
+        return t.indptr.astype(np.int64), t.indices, t.data
 
     @staticmethod
     def graph_part(lg):
@@ -134,10 +135,6 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
             return np.where(count == 0, np.nan, total / np.maximum(count, 1))
 
     # ---- exchanges
-
-    @staticmethod
-    def segment_counts(sel, seg_counts):
-        return AK.segment_counts(NumPyBackend, sel, seg_counts)
 
     @staticmethod
     def packbits_segments(vals, seg_counts):

@@ -1,10 +1,22 @@
-"""Returned values -> the JSON shapes of docs/language.md, "Output" (original IDs, sorted, non-finite floats as strings)."""
+"""Returned values -> the JSON shapes of docs/language.md, "Output" (original IDs, sorted, non-finite floats as strings).
+
+`convert` makes one whole value's shape.  With several ranks a value is not gathered to make it: each
+rank keeps its share (`RankPart`, from `Runtime.collect`), and `RankPart.json_pieces` writes the
+share's entries as text, a bounded number at a time, exactly as `json.dumps(document, indent=1)`
+writes them inside the whole document (g2pl.results.streamed puts the pieces together).
+"""
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
+
+from g2pl.runtime.partition import LocalGraph
+from g2pl.runtime.values import DTYPES
 
 
 def _num(x, elem: str):
@@ -44,6 +56,21 @@ def _id_keys(graph) -> list[str]:
     return keys
 
 
+def _vertex_json(elem: str, arr: np.ndarray, ids: np.ndarray, keys: list[str] | None = None) -> object:
+    """A vertex value's shape over the vertices `ids` (ascending): members, or ID -> value."""
+    if elem == "bool":
+        return ids[arr.astype(bool)].tolist()
+    return dict(zip(list(map(str, ids.tolist())) if keys is None else keys, _list(arr, elem)))
+
+
+def _edge_json(elem: str, arr: np.ndarray, src_ids: np.ndarray, dst_ids: np.ndarray) -> list:
+    """An edge value's shape over the edges (src_ids, dst_ids), in that order: [u, v] or [u, v, value] rows."""
+    if elem == "bool":
+        sel = np.flatnonzero(arr.astype(bool))
+        return np.stack([src_ids[sel], dst_ids[sel]], axis=1).tolist()
+    return [[u, v, x] for u, v, x in zip(src_ids.tolist(), dst_ids.tolist(), _list(arr, elem))]
+
+
 def convert(kind: str, elem: str, value, graph) -> object:
     """One returned value in the --output JSON shape."""
     if kind == "scalar":
@@ -52,10 +79,87 @@ def convert(kind: str, elem: str, value, graph) -> object:
     if kind == "vertex":
         if elem == "bool":
             return graph.ids[arr.astype(bool)].tolist()
-        return dict(zip(_id_keys(graph), _list(arr, elem)))
-    src_ids = graph.ids[graph.src]
-    dst_ids = graph.ids[graph.dst]
-    if elem == "bool":
-        sel = np.flatnonzero(arr.astype(bool))
-        return np.stack([src_ids[sel], dst_ids[sel]], axis=1).tolist()
-    return [[u, v, x] for u, v, x in zip(src_ids.tolist(), dst_ids.tolist(), _list(arr, elem))]
+        return _vertex_json(elem, arr, graph.ids, _id_keys(graph))
+    return _edge_json(elem, arr, graph.ids[graph.src], graph.ids[graph.dst])
+
+
+def scalar_json(elem: str, value: Any) -> object:
+    """A returned scalar's shape, typed first as `Returned.of` types it (so both write the same text)."""
+    return _num(np.asarray(value, dtype=DTYPES[elem])[()], elem)
+
+
+class RankPart:
+    """One rank's share of a returned vertex or edge value, left on that rank (see `Runtime.collect`).
+
+    `data`: a host array of the share's entries in the whole value's order: the rank's owned vertices
+    ascending by original ID, or the edges it owns (its u endpoint's, one owner each) in the graph's
+    edge order.  Ranks own contiguous ranges of IDs in rank order, so the shares of ranks 0, 1, ...
+    concatenated are the whole value, which is how the API gathers it (`Program.run`) and how
+    --output writes it (g2pl.results.streamed) without any rank holding it whole.
+
+    `where` says which vertices and edges the entries are: the rank's `LocalGraph`, or a whole `Graph`
+    (one rank's answer, whose arrays are aligned with it).  Their IDs are read only when the share is
+    written, a chunk at a time.
+    """
+
+    def __init__(self, kind: str, elem: str, data: np.ndarray, where: Any) -> None:
+        self.kind, self.type = kind, elem
+        self.data: np.ndarray = np.asarray(data, dtype=DTYPES[elem])
+        self.where = where
+        self._ids: np.ndarray | None = None
+        self._owned: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.data.size)
+
+    def ids(self, at: slice | np.ndarray) -> np.ndarray:
+        """Original IDs of the vertices of entries `at` (a vertex value)."""
+        w = self.where
+        if not isinstance(w, LocalGraph):
+            return w.ids[at]
+        if self._ids is None:  # the owned IDs in ascending order (undoing a renumbering)
+            self._ids = np.asarray(w.in_id_order(w.ids))
+        return self._ids[at]
+
+    def ends(self, at: slice | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Original IDs (u, v) of the endpoints of entries `at` (an edge value)."""
+        w = self.where
+        if not isinstance(w, LocalGraph):
+            return w.ids[w.src[at]], w.ids[w.dst[at]]
+        if self._owned is None:  # local edge of each entry
+            self._owned = np.flatnonzero(np.asarray(w.edge_owned))
+        pos = self._owned[at]
+        return w.ext_ids[w.src[pos]], w.ext_ids[w.dst[pos]]
+
+    def shape(self, at: slice | np.ndarray) -> object:
+        """The JSON shape of entries `at` alone (as `convert` shapes a whole value)."""
+        data = self.data[at]
+        if self.kind == "vertex":
+            return _vertex_json(self.type, data, self.ids(at))
+        return _edge_json(self.type, data, *self.ends(at))
+
+    def count(self) -> int:
+        """How many entries the JSON shape lists (members of a set; every entry of a graph)."""
+        return int(np.count_nonzero(self.data)) if self.type == "bool" else len(self)
+
+    def head(self, limit: int) -> object:
+        """The JSON shape of the first `limit` entries it lists (a summary's), converting nothing else."""
+        at = np.flatnonzero(self.data)[:limit] if self.type == "bool" else slice(0, limit)
+        return self.shape(at)
+
+    def json_pieces(self, depth: int, chunk: int) -> Iterator[str]:
+        """The share's entries as `json.dumps(document, indent=1)` writes them where the value is
+        nested `depth` levels deep: one piece of text per `chunk` entries of `data` (none for a chunk
+        listing nothing).  Pieces of consecutive shares joined by ",\\n", between the opening bracket
+        and a newline, and "\\n", `depth` spaces and the closing bracket, are the value's text.
+
+        A piece is `json.dumps` of the chunk's own shape, its brackets dropped and every line
+        indented by `depth` more: the encoder writes a nested value so, and nothing in these values
+        (numbers, IDs, "inf" / "nan") holds a newline of its own."""
+        pad = " " * depth
+        for lo in range(0, len(self), chunk):
+            value = self.shape(slice(lo, lo + chunk))
+            if not value:
+                continue
+            text = json.dumps(value, indent=1)  # "[\n ENTRY,\n ENTRY\n]" (or braces)
+            yield pad + text[2:-2].replace("\n", "\n" + pad)

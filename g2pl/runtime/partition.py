@@ -91,6 +91,7 @@ class LocalGraph(LazyArrays):
     order: np.ndarray | None = None
     sorted_ids: np.ndarray | None = None
     sorted_to_local: np.ndarray | None = None
+    m_owned: int | None = None  # how many local edges this rank owns, when known without `edge_owned`
     cache: GraphCache = field(default_factory=GraphCache, repr=False, compare=False)
 
     def defer(self, name: str, build) -> None:

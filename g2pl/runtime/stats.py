@@ -45,6 +45,9 @@ class Stats:
     backend: str = "numpy"
     time_s: float = 0.0
     load_time_s: float = 0.0
+    # seconds to read or generate the graph and build it (its parts, when distributed), if this run
+    # loaded it; the slowest rank's
+    graph_load_s: float = 0.0
     graph: dict = field(default_factory=dict)
     opt_level: int = 0
     entry: str = ""
@@ -96,6 +99,7 @@ class Stats:
             "opt_level": self.opt_level,
             "time_s": self.time_s,
             "load_time_s": self.load_time_s,
+            "graph_load_s": self.graph_load_s,
             "graph": self.graph,
             "per_rank": self.per_rank,
             "directions": self.directions,

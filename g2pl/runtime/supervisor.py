@@ -1,7 +1,7 @@
-"""The supervisor of a `g2pl run --np N` job (see launch.py): `relaunch` starts mpiexec below the reaper
-(reaper.py); the supervisor waits for it, watches which rank dies first and how, keeps hydra's banner
-off stdout, acts on Ctrl-C/SIGTERM, and enforces `--time-limit` when a rank stops answering.
-Everything it says is one `g2pl run` line."""
+"""The supervisor of a `g2pl run --np N` job (see launch.py): `relaunch` starts mpiexec (MPICH's or Open
+MPI's, called as each needs) below the reaper (reaper.py); the supervisor waits for it, watches which
+rank dies first and how, keeps hydra's banner off stdout, acts on Ctrl-C/SIGTERM, and enforces
+`--time-limit` when a rank stops answering. Everything it says is one `g2pl run` line."""
 
 from __future__ import annotations
 
@@ -49,20 +49,20 @@ def relaunch(n: int, argv: list[str], entry: str, time_limit: float | None = Non
         raise G2PLError("--np needs `mpiexec`; install MPI with `pip install '.[mpi]'`", file="g2pl run")
     run_dir = tempfile.mkdtemp(prefix="g2pl-run-")
     try:
-        env = _rank_env(run_dir)
         # -P: do not put the current directory first on sys.path, so every rank imports the same g2pl
         # as this process (the PYTHONPATH of _rank_env), not a g2pl/ folder that happens to be in the cwd
         py = [sys.executable, "-P"] if sys.version_info >= (3, 11) else [sys.executable]
-        cmd = [exe, "-n", str(n), *py, "-c", entry, *argv]
         limit = time_limit if time_limit is not None and time_limit > 0 else None
-        return Supervisor(n, cmd, env, Path(run_dir), limit).run()
+        return Supervisor(n, exe, [*py, "-c", entry, *argv], _rank_env(run_dir), Path(run_dir), limit).run()
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def _rank_env(run_dir: str) -> dict[str, str]:
-    """The ranks' environment: this g2pl first on the path, and where to find their supervisor."""
-    env = os.environ.copy()
+    """The ranks' environment: this g2pl first on the path, and where to find their supervisor; without
+    the variables an outer launcher gave this process (PMI_RANK, PMIX_NAMESPACE ...), which describe a
+    job of one and would mislead the new job's MPI into joining it (`_outer_job`)."""
+    env = {k: v for k, v in os.environ.items() if not _outer_job(k)}
     pkg_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env[launch.RUN_DIR_ENV] = run_dir
@@ -70,11 +70,24 @@ def _rank_env(run_dir: str) -> dict[str, str]:
     return env
 
 
+#: prefixes of the variables that tell a process which MPI job it belongs to (not settings: PMIX_MCA_*,
+#: I_MPI_*, OMPI_MCA_* stay)
+_JOB_PREFIXES = ("PMI_", "PMIX_", "OMPI_COMM_WORLD_", "OMPI_UNIVERSE_SIZE", "MPI_LOCALNRANKS", "MPI_LOCALRANKID",
+                 "MV2_COMM_WORLD_")
+
+
+def _outer_job(name: str) -> bool:
+    """True for a variable by which a launcher told this process which job and rank it is."""
+    return name.startswith(_JOB_PREFIXES) and not name.startswith("PMIX_MCA_")
+
+
 class Supervisor:
     """One supervised mpiexec job: started in `run`, watched every POLL_S seconds, killed if need be."""
 
-    def __init__(self, n: int, cmd: list[str], env: dict[str, str], run_dir: Path, limit: float | None) -> None:
-        self.n, self.cmd, self.env, self.run_dir, self.limit = n, cmd, env, run_dir, limit
+    def __init__(self, n: int, exe: str, program: list[str], env: dict[str, str], run_dir: Path,
+                 limit: float | None, flavour: str | None = None) -> None:
+        self.n, self.exe, self.program, self.env, self.run_dir, self.limit = n, exe, program, env, run_dir, limit
+        self.flavour = flavour  # which MPI `exe` belongs to (launch.mpiexec_flavour); None: `run` asks it
         self.proc: subprocess.Popen[bytes] | None = None  # the reaper, parent of mpiexec (reaper.reaper_main)
         self.lifeline: int | None = None  # our end of the reaper's pipe: closing it stops the whole job
         self.signals: list[int] = []  # SIGINT/SIGTERM/SIGHUP received, in order
@@ -88,12 +101,16 @@ class Supervisor:
         theirs, self.lifeline = os.pipe()  # both ends close-on-exec: only the reaper gets `theirs`
         try:
             try:
-                cmd = reaper_command(theirs, self.cmd)
+                if self.flavour is None:  # asked with the signals caught: a Ctrl-C now ends the job as any other
+                    self.flavour = launch.mpiexec_flavour(self.exe) if not self.signals else launch.OTHER
+                job = launch.mpiexec_command(self.exe, self.flavour, self.n, self.program, launch.physical_cores())
+                env = launch.mpiexec_env(self.flavour, self.env, launch.is_root())
+                cmd = reaper_command(theirs, job)
                 if sys.version_info >= (3, 11):
-                    self.proc = subprocess.Popen(cmd, env=self.env, stdout=subprocess.PIPE, process_group=0,
+                    self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, process_group=0,
                                                  pass_fds=(theirs,))
                 else:  # Popen's process_group is Python 3.11's
-                    self.proc = subprocess.Popen(cmd, env=self.env, stdout=subprocess.PIPE, preexec_fn=os.setpgrp,
+                    self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, preexec_fn=os.setpgrp,
                                                  pass_fds=(theirs,))
             finally:
                 os.close(theirs)
@@ -240,10 +257,19 @@ class Supervisor:
             return f"{self._who(pid)} " + (f"was killed by signal {sig} ({signal_name(sig)})" if sig
                                            else f"exited with status {code}")
         if first is not None:
-            return f"rank {first} died unexpectedly" if banner else f"rank {first} exited with status {rc} without a message"
+            return f"rank {first} died unexpectedly" if banner else f"rank {first} {self._launcher_status(rc)}"
         if rc < 0:
             return f"mpiexec was killed by signal {-rc} ({signal_name(-rc)})"
-        return f"an MPI process exited with status {rc} without a message"
+        return f"an MPI process {self._launcher_status(rc)}"
+
+    def _launcher_status(self, rc: int) -> str:
+        """mpiexec's exit status `rc` in words. Open MPI's mpirun (like a shell) ends with 128 + N when a rank
+        was killed by signal N and says nothing on stdout; hydra says so in its banner instead and passes a
+        rank's own exit status on, 137 included, so only there 137 is not SIGKILL."""
+        sig = rc - 128
+        if self.flavour != launch.MPICH and sig in signal.valid_signals() and signal_name(sig).startswith("SIG"):
+            return f"was killed by signal {sig} ({signal_name(sig)})"
+        return f"exited with status {rc} without a message"
 
     def _who(self, pid: int) -> str:
         """'rank 1' for a rank's PID, 'a rank (PID 123)' for one that died before saying which it was."""
@@ -362,8 +388,14 @@ def _zombie_status(pid: int) -> int | None:
     return int(fields[49])
 
 
+#: the variable that holds a rank's number: hydra's, Open MPI's, PMIx's (the outer job's ones are not
+#: passed on: `_rank_env`)
+_RANK_VARS = tuple(f"{k}=".encode() for k in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"))
+
+
 def _ranks_below(pid: int) -> dict[int, int]:
-    """rank -> PID of the MPI processes among the descendants of `pid` (their PMI_RANK), Linux /proc."""
+    """rank -> PID of the MPI processes among the descendants of `pid` (their PMI_RANK, or Open MPI's
+    OMPI_COMM_WORLD_RANK), Linux /proc."""
     out: dict[int, int] = {}
     todo = [pid]
     while todo:
@@ -378,9 +410,9 @@ def _ranks_below(pid: int) -> dict[int, int]:
                     env = Path(f"/proc/{kid}/environ").read_bytes().split(b"\0")
                 except OSError:
                     continue
-                rank = [e[9:] for e in env if e.startswith(b"PMI_RANK=")]
-                if rank and rank[0].isdigit():
-                    out[int(rank[0])] = kid
+                rank = next((e[len(k):] for k in _RANK_VARS for e in env if e.startswith(k)), b"")
+                if rank.isdigit():
+                    out[int(rank)] = kid
     return out
 
 

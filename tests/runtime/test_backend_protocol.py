@@ -254,7 +254,7 @@ def _bits(bk, a):
     vals = a([True, False, True, True, False, False, True, True, True, False, True])
     counts = np.array([3, 0, 8], dtype=np.int64)
     data, nbytes = bk.packbits_segments(vals, counts)
-    return data, nbytes, bk.unpackbits_segments(data, nbytes, counts), bk.segment_counts(vals, counts)
+    return data, nbytes, bk.unpackbits_segments(data, nbytes, counts)
 
 
 def _segments(bk, a):
@@ -315,7 +315,6 @@ CASES: dict[str, Callable[[Any, Callable], Any]] = {
     "value_counts": lambda bk, a: bk.value_counts(a([3, 1, 3, 2, 3, 1]), a([True, True, True, False, True, True])),
     "packbits_segments": _bits,
     "unpackbits_segments": _bits,
-    "segment_counts": _bits,
     "pack_records": _records,
     "unpack_field": _records,
     "partial": lambda bk, a: [bk.partial(op, a([2.0, -1.0, 5.0, -1.0]), a([True, True, False, True]), "float",

@@ -1,0 +1,42 @@
+"""One rank's share of a graph's input: raw edges as original IDs, before any relabelling.
+
+A distributed run never builds the whole `Graph` anywhere: each rank reads or
+draws its own share of the input edges (a generator's block range, a byte
+range of a text file, a slice of an array file), and g2pl.runtime.ingest turns
+the shares into graph parts with collective exchanges.  What a share may hold
+is exactly what `build_graph` accepts, so both paths agree on every rule
+(self-loops dropped, duplicates merged keeping the smallest weight).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class EdgeShare:
+    src: np.ndarray  # original IDs, one per input edge of this share
+    dst: np.ndarray
+    weight: np.ndarray | None  # float64 per edge; None when the graph is unweighted
+    extra: np.ndarray  # vertex IDs that exist even when isolated (this share's part of them)
+    directed: bool
+    name: str
+    info: dict[str, Any] = field(default_factory=dict)
+    #: the vertices are exactly 0 .. id_bound-1 (generators: N; an index-space share), so an ID is its
+    #: global index; None when the IDs are arbitrary
+    id_bound: int | None = None
+    #: an index-space share of a graph with other IDs: the original IDs of indices lo..hi-1 (ascending)
+    ids_of: Callable[[int, int], np.ndarray] | None = None
+    #: the input's own counts (input_edges, self_loops_dropped, duplicates_merged, isolated_vertices),
+    #: reported instead of the build's and checked against it where the build can tell
+    counts: dict[str, int] | None = None
+    #: the edges are already merged (no self-loops or duplicates): the build must find none
+    edges_exact: bool = False
+
+    @property
+    def weighted(self) -> bool:
+        return self.weight is not None
