@@ -51,7 +51,6 @@ import numpy as np
 
 from g2pl.errors import G2PLError, reading_graph_file
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, index_dtype, unit_weights
-from g2pl.graph.share import EdgeShare
 from g2pl.io.output_files import atomic_file, output_problem
 
 MAGIC = b"G2PLGRF\x01"
@@ -470,76 +469,3 @@ def _same_as_edges(path: str, f: GraphFile, where: dict[str, tuple[np.dtype, int
                 raise _bad(path, f"the out-adjacency entry {k} does not match the edges (a directed graph's "
                                  "out-neighbours are the edges' targets in edge order)")
 
-
-# --------------------------------------------------------------------------- one rank's share
-
-
-def binary_share(path: str, directed: bool, rank: int, size: int, comm) -> EdgeShare:
-    """Rank `rank`'s share of a `.g2g` file: its slice of the edge arrays (as vertex indices) and of the
-    vertices, read by this rank alone.  The file's adjacency is not read: the parts are built from the
-    edges.  What the slices hold is checked (indices in range, weights finite and non-negative, IDs
-    strictly ascending across the ranks' slices); the header's counts are checked against the build
-    (`EdgeShare.counts`).  Collective over `comm`: a failure on any rank is raised on every rank."""
-    err: G2PLError | None = None
-    share = None
-    try:
-        with open_graph_file(path, buffering=0) as f, reading_graph_file(path):
-            fsize = os.fstat(f.fileno()).st_size
-            if fsize == 0:
-                raise _bad(path, "the file is empty")
-            head, body = _read_header(path, f, fsize)
-            if head["directed"] != bool(directed):
-                stored = "a directed" if head["directed"] else "an undirected"
-                hint = "run with --directed" if head["directed"] else "run without --directed"
-                raise G2PLError(f"the file holds {stored} graph; {hint}, or convert the source again "
-                                f"{'with' if directed else 'without'} --directed", file=path)
-            where = _placement(path, head, body, fsize)
-            n, m = head["n"], head["m"]
-
-            def part(name: str, lo: int, hi: int) -> np.ndarray:
-                dt, off, _ = where[name]
-                out = np.empty(hi - lo, dtype=dt)
-                _read_at(f, path, off + lo * dt.itemsize, out)
-                return out
-
-            elo, ehi = m * rank // size, m * (rank + 1) // size
-            src, dst = part("src", elo, ehi), part("dst", elo, ehi)
-            for name, arr in (("src", src), ("dst", dst)):
-                if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= n):
-                    raise _bad(path, f"array '{name}' names a vertex index outside 0..{n - 1}")
-            w = part("weight", elo, ehi).astype(np.float64) if head["weighted"] else None
-            if w is not None and not bool(np.all(np.isfinite(w) & (w >= 0))):
-                raise _bad(path, "a weight is not a finite non-negative number")
-            vt = index_dtype(n)
-            vlo, vhi = n * rank // size, n * (rank + 1) // size
-            ids = part("ids", vlo, vhi).astype(np.int64)
-            if ids.size and (bool(np.any(ids[1:] <= ids[:-1])) or int(ids[0]) < 0
-                             or int(ids[-1]) >= MAX_VERTEX_ID):
-                raise _bad(path, "the vertex IDs are not strictly ascending non-negative integers below 2^62")
-            src_fmt = head["info"].get("source_format")
-            fmt = str(src_fmt)[:64] if isinstance(src_fmt, str) else "unknown"
-            counts = {k: int(head["info"].get(k, 0)) for k in _COUNTS}
-
-            def ids_of(lo: int, hi: int) -> np.ndarray:
-                with open_graph_file(path, buffering=0) as g, reading_graph_file(path):
-                    dt, off, _ = where["ids"]
-                    out = np.empty(hi - lo, dtype=dt)
-                    _read_at(g, path, off + lo * dt.itemsize, out)
-                return out.astype(np.int64)
-
-            share = EdgeShare(src.astype(vt, copy=False), dst.astype(vt, copy=False), w,
-                              np.arange(vlo, vhi, dtype=np.int64), bool(directed), path,
-                              {"format": "g2g", "source_format": fmt}, id_bound=n, ids_of=ids_of, counts=counts,
-                              edges_exact=True)
-            ends = (int(ids[0]), int(ids[-1])) if ids.size else None
-    except G2PLError as e:
-        err, ends = e, None
-    got = comm.allgather((err, ends))
-    first = next((e for e, _ in got if e is not None), None)
-    if first is not None:
-        raise first
-    spans = [s for _, s in got if s is not None]
-    if any(b[0] <= a[1] for a, b in zip(spans, spans[1:], strict=False)):
-        raise _bad(path, "the vertex IDs are not strictly ascending")
-    assert share is not None
-    return share

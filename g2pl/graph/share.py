@@ -10,7 +10,6 @@ is exactly what `build_graph` accepts, so both paths agree on every rule
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,16 +25,9 @@ class EdgeShare:
     directed: bool
     name: str
     info: dict[str, Any] = field(default_factory=dict)
-    #: the vertices are exactly 0 .. id_bound-1 (generators: N; an index-space share), so an ID is its
-    #: global index; None when the IDs are arbitrary
+    #: the vertices are exactly 0 .. id_bound-1 (generators: N), so an ID is its global index; None
+    #: when the IDs are arbitrary
     id_bound: int | None = None
-    #: an index-space share of a graph with other IDs: the original IDs of indices lo..hi-1 (ascending)
-    ids_of: Callable[[int, int], np.ndarray] | None = None
-    #: the input's own counts (input_edges, self_loops_dropped, duplicates_merged, isolated_vertices),
-    #: reported instead of the build's and checked against it where the build can tell
-    counts: dict[str, int] | None = None
-    #: the edges are already merged (no self-loops or duplicates): the build must find none
-    edges_exact: bool = False
 
     @property
     def weighted(self) -> bool:

@@ -83,13 +83,42 @@ _MAX_JSON_BYTES = 64 * 2**20  # rank files hold scalars and counters only
 
 
 def graph_digest(graph) -> str:
-    """A hash of the graph's content (IDs, endpoints, weights, direction), independent of its file name."""
-    h = hashlib.sha256()
-    for arr, dt in ((graph.ids, np.int64), (graph.src, np.int64), (graph.dst, np.int64), (graph.weight, np.float64)):
-        for lo in range(0, len(arr), 1 << 20):  # as int64/float64 whatever the index width; bounded temporaries
-            h.update(np.ascontiguousarray(arr[lo:lo + (1 << 20)], dtype=dt).tobytes())
-    h.update(b"directed" if graph.directed else b"undirected")
-    return h.hexdigest()
+    """A hash of the graph's content (IDs, endpoints, weights, direction), independent of its file name
+    and of how the graph is split among ranks (`content_sums` of every vertex and edge)."""
+    step = 1 << 20
+    totals = [0, 0]
+    ids = np.asarray(graph.ids, dtype=np.int64)
+    for lo in range(0, max(graph.n, graph.m), step):  # bounded temporaries
+        sums = content_sums(ids[lo:lo + step], ids[graph.src[lo:lo + step]], ids[graph.dst[lo:lo + step]],
+                            graph.weight[lo:lo + step])
+        totals = [t + x for t, x in zip(totals, sums, strict=True)]
+    return content_digest(totals, graph.n, graph.m, graph.directed)
+
+
+def content_sums(vertex_ids, u_ids, v_ids, weights) -> tuple[int, int]:
+    """Sums of a hash per vertex (its ID) and per edge (its endpoints' IDs and weight): order-free, so
+    the parts of a graph on any number of ranks add up to the whole graph's sums."""
+    with np.errstate(over="ignore"):
+        hv = _mix(np.asarray(vertex_ids).astype(np.uint64) + np.uint64(1))
+        w = np.ascontiguousarray(weights, dtype=np.float64).view(np.uint64)
+        he = _mix(_mix(np.asarray(u_ids).astype(np.uint64)) ^ (np.asarray(v_ids).astype(np.uint64)
+                                                                 * np.uint64(0x9E3779B97F4A7C15))) ^ _mix(w)
+        return int(hv.sum(dtype=np.uint64)), int(he.sum(dtype=np.uint64))
+
+
+def content_digest(sums, n: int, m: int, directed: bool) -> str:
+    """The digest of a graph from its `content_sums` (summed over its parts)."""
+    total = [int(x) % (1 << 64) for x in sums]
+    return hashlib.sha256(repr((total, int(n), int(m), bool(directed))).encode()).hexdigest()
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer (wrap-around intended)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
 def run_identity(source: str, entry: str, graph_hash: str, args: dict, seed: int, ranks: int, opt: int,

@@ -1,8 +1,10 @@
 """Running a compiled procedure SPMD-style: partition, execute, merge statistics, collect results.
 
-Rank 0 holds the whole `Graph` (it loaded it) and scatters one `LocalGraph`
-to every rank; every rank runs the same generated code; results and
-statistics come back to rank 0.
+A graph loaded for a distributed run is a `DistributedGraph` (g2pl.runtime.ingest): every rank
+built its own `LocalGraph`, and no rank holds the whole graph.  A whole `Graph` handed to a
+multi-rank run (the Python API) is on rank 0, which cuts and sends every rank its part.  Every
+rank runs the same generated code; statistics come back to rank 0, results stay with their ranks
+until gathered or written.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def load_backend(name: str) -> Backend:
 
 
 def scatter_graph(comm, graph, renumber: str | None = None) -> LocalGraph:
-    """Each rank's part of `graph` (given on rank 0 only)."""
+    """Each rank's part of `graph` (a whole `Graph` given on rank 0 only, or a `DistributedGraph`)."""
     if isinstance(graph, DistributedGraph):  # each rank built its own part
         return graph.part
     if comm.size == 1:

@@ -28,18 +28,21 @@ order.  Everything goes through the communicator (`alltoallv`, `allgather`).
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
 
+from g2pl.contract import Spec
 from g2pl.errors import G2PLError, G2PLRuntimeError
+from g2pl.graph.generators import generate_share
 from g2pl.graph.graph import Graph, _dedup, index_dtype
-from g2pl.graph.memory import temporaries_returned
+from g2pl.graph.loaders import edge_list_share, load_graph, npz_share, parse_graph_spec
+from g2pl.graph.memory import available_memory, estimate_bytes, temporaries_returned
 from g2pl.graph.share import EdgeShare
 from g2pl.runtime.array_kernels import HostOps, expand_ranges
+from g2pl.runtime.checkpoint import content_digest, content_sums
 from g2pl.runtime.partition import RENUMBERINGS, LocalGraph
 
 #: entries placed per step when adjacency rows are filled (bounds the temporaries)
@@ -95,27 +98,14 @@ class DistributedGraph:
         return (min(e[0] for e in ends), max(e[1] for e in ends)) if ends else None
 
     def digest(self) -> str:
-        """A content hash for checkpoint identities (IDs, edges, weights, direction), the same for any
-        number of ranks: an order-free sum of per-vertex and per-edge hashes."""
+        """A content hash for checkpoint identities (IDs, edges, weights, direction): the one
+        `checkpoint.graph_digest` gives the whole graph, whatever the number of ranks (collective)."""
         lg = self.part
         eo = np.flatnonzero(np.asarray(lg.edge_owned))
-        u, v = lg.ext_ids[lg.src[eo]], lg.ext_ids[lg.dst[eo]]
-        w = np.asarray(lg.weight)[eo].astype(np.float64).view(np.uint64)
-        with np.errstate(over="ignore"):
-            hv = _mix(lg.ext_ids[:lg.n].astype(np.uint64) + np.uint64(1))
-            he = _mix(_mix(u.astype(np.uint64)) ^ (v.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))) ^ _mix(w)
-            mine = (int(hv.sum(dtype=np.uint64)), int(he.sum(dtype=np.uint64)))
+        mine = content_sums(lg.ext_ids[:lg.n], lg.ext_ids[lg.src[eo]], lg.ext_ids[lg.dst[eo]],
+                            np.asarray(lg.weight)[eo])
         parts = self.comm.allgather(mine)
-        total = [sum(p[i] for p in parts) % (1 << 64) for i in range(2)]
-        return hashlib.sha256(repr((total, self.n, self.m, self.directed)).encode()).hexdigest()
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+        return content_digest([sum(p[i] for p in parts) for i in range(2)], self.n, self.m, self.directed)
 
 
 # ---------------------------------------------------------------------------- collectives
@@ -191,7 +181,6 @@ def build(comm, share: EdgeShare, renumber: str | None = "auto", *, entry_routes
     rank = comm.rank
     directed = bool(share.directed)
     s, d, w, extra = share.src, share.dst, share.weight, share.extra
-    ids_of, counts, exact = share.ids_of, share.counts, share.edges_exact
     empty = np.zeros(0, dtype=np.int64)
     share.src = share.dst = share.extra = empty  # taken: each array is freed once consumed here
     share.weight = None
@@ -248,9 +237,7 @@ def build(comm, share: EdgeShare, renumber: str | None = "auto", *, entry_routes
 
     # the vertices' IDs move to their block owners; the edges to the owners of both endpoints
     lo, hi = int(bounds[rank]), int(bounds[rank + 1])
-    if my_ids is None and ids_of is not None:  # read from the input (a file): agreed on every rank
-        own_ids = _agreed(comm, lambda: ids_of(lo, hi))
-    elif my_ids is None:
+    if my_ids is None:
         own_ids = np.arange(lo, hi, dtype=np.int64)
     else:
         (own_ids,), _ = _send(comm, _owner(bounds, off + np.arange(my_count)), [my_ids])
@@ -260,15 +247,6 @@ def build(comm, share: EdgeShare, renumber: str | None = "auto", *, entry_routes
     part = _part(comm, edges, m, n, bounds, own_ids, directed, renumber, weighted, entry_routes)
     info = dict(share.info)
     info.update(input_edges=n_input, self_loops_dropped=loops, duplicates_merged=dups, isolated_vertices=isolated)
-    if counts is not None:  # the input's own record of what its build dropped
-        if exact and (loops or dups):
-            raise G2PLError("not a valid .g2g graph file: its edges are not unique, or include self-loops",
-                            file=share.name)
-        if counts.get("isolated_vertices", isolated) != isolated:
-            raise G2PLError(f"not a valid .g2g graph file: header count 'isolated_vertices' is "
-                            f"{counts['isolated_vertices']}, but the edges leave {isolated} vertices isolated",
-                            file=share.name)
-        info.update(counts)
     return DistributedGraph(comm=comm, part=part, n=n, m=m, directed=directed, weighted=weighted,
                             name=share.name, renumber=renumber, info=info)
 
@@ -618,12 +596,11 @@ def load(comm, spec: str, *, directed: bool = False, seed: int = 0, renumber: st
     """The graph `spec` names (file or generator), built as parts (collective).
 
     Generators: each rank draws its own edge blocks.  Edge-list text files: each rank parses its own
-    byte range.  `.g2g` and `.npz` files: each rank reads its slices of the edge and ID arrays.
-    Matrix Market files: rank 0 reads the file and deals the edges out in slices, so only rank 0 ever
-    holds the raw file's edges.  A failure on any rank is raised on every
+    byte range.  `.npz` files: each rank reads its slices of the edge and ID arrays.  Matrix Market
+    and `.g2g` files: rank 0 reads the file (a `.g2g` is checked whole: its adjacency must be exactly
+    that of its edges) and deals the edges out in slices, so only rank 0 ever holds the raw file's
+    edges.  A failure on any rank is raised on every
     rank, the same error."""
-    from g2pl.graph.loaders import parse_graph_spec
-
     t0 = time.perf_counter()
     gs = parse_graph_spec(spec)
     _check_fits(comm, gs)
@@ -640,21 +617,11 @@ def load(comm, spec: str, *, directed: bool = False, seed: int = 0, renumber: st
 def _load(comm, gs, spec: str, directed: bool, seed: int, renumber: str | None, entry_routes: bool
           ) -> DistributedGraph:
     if gs.kind == "generator":
-        from g2pl.graph.generators import generate_share
-
         share = generate_share(spec, directed, seed, comm)
     elif gs.format == "edgelist":
-        from g2pl.graph.loaders import edge_list_share
-
         share = edge_list_share(spec, directed, comm.rank, comm.size, comm)
     elif gs.format == "npz":
-        from g2pl.graph.loaders import npz_share
-
         share = npz_share(spec, directed, comm.rank, comm.size, comm)
-    elif gs.format == "binary":
-        from g2pl.graph.binary import binary_share
-
-        share = binary_share(spec, directed, comm.rank, comm.size, comm)
     else:
         share = _dealt(comm, spec, directed, seed)
     try:
@@ -667,8 +634,6 @@ def _load(comm, gs, spec: str, directed: bool, seed: int, renumber: str | None, 
 def entry_routes_needed(module) -> bool:
     """Whether a compiled module sends per adjacency entry (the -O0 transport), which needs the parts'
     per-entry routes: its naive broadcast, or an exchange left on the `entries` transport."""
-    from g2pl.contract import Spec
-
     if getattr(module, "OPT_LEVEL", 2) == 0:
         return True
     return any(isinstance(v, Spec) and v.transport == "entries" and v.kind in ("nbr", "endpoint", "common")
@@ -730,8 +695,6 @@ def _agreed(comm, make):
 
 def _dealt(comm, spec: str, directed: bool, seed: int) -> EdgeShare:
     """Rank 0 loads the file and sends each rank a slice of its edges (as original IDs)."""
-    from g2pl.graph.loaders import load_graph
-
     graph = _agreed(comm, lambda: load_graph(spec, directed=directed, seed=seed) if comm.rank == 0 else None)
     size = comm.size
     head = comm.allgather((graph.weighted, graph.info) if graph is not None else None)[0]
@@ -763,8 +726,6 @@ def _check_fits(comm, gs) -> None:
     """Refuse, on every rank alike, a graph whose share would not fit this machine's memory: the
     whole graph's estimate divided among the ranks, against the memory available to the ranks that
     share this machine."""
-    from g2pl.graph.memory import available_memory, estimate_bytes
-
     need = estimate_bytes(gs) // max(comm.size, 1) * 2  # a share, its part and the exchange buffers
     have = available_memory()
     local = _ranks_on_this_machine(comm)

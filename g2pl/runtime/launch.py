@@ -85,7 +85,14 @@ def mpi_flavour(version_text: str) -> str:
 
 @functools.lru_cache(maxsize=8)
 def mpiexec_flavour(exe: str) -> str:
-    """Which MPI `exe` belongs to, from its `--version` output; OTHER if it does not say."""
+    """Which MPI `exe` belongs to: from the files beside it when they tell (hydra's `mpiexec.hydra`,
+    Open MPI's `prterun`/`orterun` behind the link), else from its `--version` output; OTHER if it
+    does not say.  Knowing without running it keeps a Ctrl-C at start-up from meeting a probe."""
+    real = Path(os.path.realpath(exe))
+    if (Path(exe).parent / "mpiexec.hydra").exists() or real.name == "mpiexec.hydra":
+        return MPICH
+    if real.name in ("prterun", "orterun"):
+        return OPEN_MPI
     env = mpiexec_env(OPEN_MPI, os.environ, is_root())  # as root, in case: they mean nothing to other MPIs
     try:
         out = subprocess.run([exe, "--version"], env=env, stdin=subprocess.DEVNULL, capture_output=True,

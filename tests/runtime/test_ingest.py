@@ -231,40 +231,6 @@ def test_generated_graphs_give_the_same_answers_on_any_number_of_ranks(tmp_path,
                 assert sn["bytes"] > 0
 
 
-@pytest.mark.parametrize("directed", [False, True])
-def test_g2g_slices(tmp_path, directed):
-    from g2pl.graph.binary import binary_share, save_graph
-
-    graph, _ = random_case(12, 1, directed, True)
-    path = str(tmp_path / "g.g2g")
-    save_graph(graph, path)
-    for size in (1, 2, 4):
-        dgs = run_ranks(size, lambda c: ingest.build(c, binary_share(path, directed, c.rank, c.size, c), "degree"))
-        assert_same_parts(graph, size, "degree", False, dgs)
-    wrong = run_ranks(2, lambda c: binary_share(path, not directed, c.rank, c.size, c))
-    assert all(isinstance(e, G2PLError) and "directed" in str(e) for e in wrong)
-
-
-def test_g2g_slices_are_checked(tmp_path):
-    from g2pl.graph.binary import binary_share, save_graph
-
-    graph, _ = random_case(13, 1, False, False)
-    path = tmp_path / "g.g2g"
-    save_graph(graph, str(path))
-    raw = bytearray(path.read_bytes())
-    import json as _json
-    import struct
-
-    (hlen,) = struct.unpack("<Q", raw[8:16])
-    head = _json.loads(raw[16:16 + hlen])
-    dt, off, count = head["arrays"]["dst"]
-    item = np.dtype(dt).itemsize
-    raw[off + (count - 1) * item: off + count * item] = np.array([graph.n + 5], dtype=dt).tobytes()
-    path.write_bytes(bytes(raw))
-    got = run_ranks(3, lambda c: binary_share(str(path), False, c.rank, c.size, c))
-    assert all(isinstance(e, G2PLError) and "outside" in str(e) for e in got)
-
-
 @pytest.mark.parametrize("compressed", [False, True])
 def test_npz_slices(tmp_path, compressed):
     from g2pl.graph.loaders import load_npz, npz_share
