@@ -36,7 +36,7 @@ from g2pl.graph.binary import load_binary, open_graph_file
 from g2pl.graph.generators import GENERATOR_FORMS, generate, looks_like_generator, parse_generator
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
 from g2pl.graph.memory import check_declared, check_fits, temporaries_returned
-from g2pl.graph.share import EdgeShare
+from g2pl.graph.share import EdgeShare, agreed
 from g2pl.graph.textblocks import BlockSource, block_ends
 from g2pl.io.npz_check import npz_headers
 from g2pl.io.numtext import beyond_int64, shorten
@@ -552,16 +552,7 @@ def edge_list_share(path: str, directed: bool, rank: int, size: int, comm) -> Ed
     table = _Table(path=path, data=data, offset=offset, lineno=lineno, ncols=ncols, comma=comma, bounds=(idb, idb),
                    col_desc="'u v'" if ncols == 2 else "'u v weight'", as_file=as_file,
                    first_lineno=head_line)
-    err, rows = None, None
-    try:
-        rows = _load_rows(table)
-    except G2PLError as e:
-        err = e
-    first = next((e for e in comm.allgather(err) if e is not None), None)
-    if first is not None:
-        raise first
-    assert rows is not None
-    u, v, w = rows
+    u, v, w = agreed(comm, lambda: _load_rows(table))
     info = {"format": "edgelist", "separator": "comma" if comma else "whitespace"}
     return EdgeShare(u, v, w, np.zeros(0, dtype=np.int64), directed, path, info)
 
@@ -780,17 +771,7 @@ def npz_share(path: str, directed: bool, rank: int, size: int, comm) -> EdgeShar
     read from its archive member alone (a stored member is read at the slice; a compressed one is
     decompressed up to it, never kept whole).  Checked as `load_npz` checks the whole arrays, with
     the same messages (indices into the whole arrays).  Collective over `comm`."""
-    err: G2PLError | None = None
-    share = None
-    try:
-        share = _npz_share(path, directed, rank, size)
-    except G2PLError as e:
-        err = e
-    first = next((e for e in comm.allgather(err) if e is not None), None)
-    if first is not None:
-        raise first
-    assert share is not None
-    return share
+    return agreed(comm, lambda: _npz_share(path, directed, rank, size))
 
 
 def _npz_share(path: str, directed: bool, rank: int, size: int) -> EdgeShare:

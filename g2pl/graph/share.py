@@ -10,10 +10,15 @@ is exactly what `build_graph` accepts, so both paths agree on every rule
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+
+from g2pl.errors import G2PLError
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -32,3 +37,18 @@ class EdgeShare:
     @property
     def weighted(self) -> bool:
         return self.weight is not None
+
+
+def agreed(comm: Any, make: Callable[[], T]) -> T:
+    """`make()` on every rank of `comm` (collective); if it raises a G2PLError anywhere, every rank
+    raises the lowest rank's (for a file read in rank order: the first error in the file)."""
+    err: G2PLError | None = None
+    out = None
+    try:
+        out = make()
+    except G2PLError as e:
+        err = e
+    first = next((e for e in comm.allgather(err) if e is not None), None)
+    if first is not None:
+        raise first
+    return out  # type: ignore[return-value]  # set whenever no rank failed

@@ -60,12 +60,7 @@ def output_problem(path: Path) -> str | None:
         return "is a directory; expected a file name"
     if _special(path):
         return None
-    parent = path.parent
-    if not parent.is_dir():
-        return f"the directory {str(parent)!r} does not exist"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"the directory {str(parent)!r} is not writable"
-    return None
+    return _parent_problem(path, "")
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -137,12 +132,7 @@ def output_dir_problem(path: Path) -> str | None:
     if path.is_symlink():
         return f"is a symbolic link (to {os.readlink(path)!r}); name the directory itself"
     if not path.exists():
-        parent = path.parent
-        if not parent.is_dir():
-            return f"the directory {str(parent)!r} does not exist"
-        if not os.access(parent, os.W_OK | os.X_OK):
-            return f"the directory {str(parent)!r} is not writable (to make {path.name!r} in it)"
-        return None
+        return _parent_problem(path, f" (to make {path.name!r} in it)")
     if not path.is_dir():
         return "exists and is not a directory; expected a directory (made if missing)"
     if not os.access(path, os.W_OK | os.X_OK):
@@ -248,3 +238,13 @@ def atomic_file(path: Path) -> Iterator[BinaryIO]:
         if isinstance(e, OSError):
             raise _write_error(path, e) from None
         raise
+
+
+def _parent_problem(path: Path, purpose: str) -> str | None:
+    """Why `path` cannot be created in its directory (missing, or not writable), or None."""
+    parent = path.parent
+    if not parent.is_dir():
+        return f"the directory {str(parent)!r} does not exist"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the directory {str(parent)!r} is not writable{purpose}"
+    return None

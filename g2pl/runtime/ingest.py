@@ -40,7 +40,7 @@ from g2pl.graph.generators import generate_share
 from g2pl.graph.graph import Graph, _dedup, index_dtype
 from g2pl.graph.loaders import edge_list_share, load_graph, npz_share, parse_graph_spec
 from g2pl.graph.memory import available_memory, estimate_bytes, temporaries_returned
-from g2pl.graph.share import EdgeShare
+from g2pl.graph.share import EdgeShare, agreed
 from g2pl.runtime.array_kernels import HostOps, expand_ranges
 from g2pl.runtime.checkpoint import content_digest, content_sums
 from g2pl.runtime.partition import RENUMBERINGS, LocalGraph
@@ -678,24 +678,9 @@ class GatheredGraph:
         return Graph.summary(cast(Graph, self))
 
 
-def _agreed(comm, make):
-    """`make()` on every rank; if it fails anywhere, every rank raises the failure of the lowest rank."""
-    err: G2PLError | None = None
-    out = None
-    try:
-        out = make()
-    except G2PLError as e:
-        err = e
-    errs = comm.allgather(err)
-    first = next((e for e in errs if e is not None), None)
-    if first is not None:
-        raise first
-    return out
-
-
 def _dealt(comm, spec: str, directed: bool, seed: int) -> EdgeShare:
     """Rank 0 loads the file and sends each rank a slice of its edges (as original IDs)."""
-    graph = _agreed(comm, lambda: load_graph(spec, directed=directed, seed=seed) if comm.rank == 0 else None)
+    graph = agreed(comm, lambda: load_graph(spec, directed=directed, seed=seed) if comm.rank == 0 else None)
     size = comm.size
     head = comm.allgather((graph.weighted, graph.info) if graph is not None else None)[0]
     weighted, info = head
