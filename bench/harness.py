@@ -287,3 +287,14 @@ def write_report(out: Path | str, name: str, markdown: str, data: Any) -> tuple[
         tmp.write_text(text)
         tmp.replace(path)
     return paths
+
+
+def kernels_mode() -> str:
+    """How the compiled CPU kernels run here: numba's presence and G2PL_NUMBA."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("numba") is None:
+        return "none (numba not installed)"
+    return {"0": "off (G2PL_NUMBA=0)", "1": "always (G2PL_NUMBA=1)"}.get(
+        os.environ.get("G2PL_NUMBA", ""), "auto (for large work)")

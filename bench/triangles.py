@@ -12,7 +12,10 @@ compiled answer is checked against networkx when the graph has at most
     python bench/triangles.py --gapbs /path/to/gapbs            # kron:16, 5 interleaved runs each
     python bench/triangles.py --gapbs /path/to/gapbs --quick    # kron:12, 3 runs
 
-Output: OUT/triangles.{md,json} (triangles_quick.* with --quick).
+The compiled kernels (numba, g2pl/runtime/cpu_kernels.py) run as G2PL_NUMBA says (the report records
+it): unset, only for work large enough (kron:16 is); 1, always; 0, never (the NumPy listing).
+
+Output: OUT/triangles.{md,json} (triangles_quick.* with --quick; NAME from --name).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     harness.add_gapbs(ap)
     ap.add_argument("--scale", type=int, default=16)
     ap.add_argument("--check-max-edges", type=int, default=300_000)
+    ap.add_argument("--name", default="triangles", help="report name (OUT/NAME.md)")
     a = ap.parse_args(argv)
     if a.quick:
         a.scale, a.repeat = 12, 3
@@ -63,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     med_ours = harness.median(ours_s)
     med_theirs = harness.median(theirs_s) if theirs_s else None
     commit = harness.git_commit()
-    rows = [f"| g2pl `programs/triangles.g2pl`, 1 rank, NumPy | {med_ours:.3f} | "
+    rows = [f"| g2pl `programs/triangles.g2pl`, 1 rank, NumPy backend | {med_ours:.3f} | "
             f"{', '.join(f'{x:.3f}' for x in ours_s)} |"]
     if med_theirs is not None:
         rows.append(f"| GAPBS `tc`, 1 thread | {med_theirs:.3f} | {', '.join(f'{x:.3f}' for x in theirs_s)} |")
@@ -72,13 +76,15 @@ def main(argv: list[str] | None = None) -> int:
         f"# Triangle counting on {spec}", "",
         f"Machine: {harness.describe(m)}, load average {m['loadavg']:.1f} at the start; commit {commit}; "
         f"{harness.now()}.", "",
-        f"g2pl graph: {g.n} vertices, {g.m} edges, {total} triangles ({checked}); {steps} supersteps.", "",
+        f"g2pl graph: {g.n} vertices, {g.m} edges, {total} triangles ({checked}); {steps} supersteps; "
+        f"compiled kernels: {harness.kernels_mode()}.", "",
         "| run | median s | runs (interleaved) |", "|---|---|---|", *rows, "",
         f"g2pl / GAPBS (medians): **{ratio}**.", "",
         "Commands: `" + harness.command(__file__, argv) + "`: `prog.run(g2pl.load_graph('" + spec + "', seed=0))`"
         + "".join(f", `{c}`" for c in cmds), "",
     ])
-    harness.write_report(a.out, harness.stem("triangles", a.quick), report, {
+    harness.write_report(a.out, harness.stem(a.name, a.quick), report, {
+        "kernels": harness.kernels_mode(),
         "graph": spec, "n": g.n, "m": g.m, "triangles": total, "checked": checked, "supersteps": steps,
         "g2pl_s": ours_s, "gapbs_s": theirs_s, "ratio": (med_ours / med_theirs) if med_theirs else None,
         "commit": commit, "machine": m, "commands": cmds})

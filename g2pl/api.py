@@ -8,18 +8,17 @@ import math
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from g2pl.compiler import ast as A
-from g2pl.compiler import ir
-from g2pl.compiler.pipeline import PASS_NAMES, Compilation, compile_module
 from g2pl.errors import G2PLError
 from g2pl.graph import Graph, load_graph
+from g2pl.graph.loaders import ReadOptions
 from g2pl.io.numtext import beyond_int64, shorten
 from g2pl.io.output_files import write_atomic
 from g2pl.results.interop import (
@@ -34,10 +33,14 @@ from g2pl.results.interop import (
 )
 from g2pl.results.json_check import check_values
 from g2pl.results.returned import Returned
-from g2pl.results.streamed import Share, gather_shares
+from g2pl.results.streamed import Share, gather_shares, save_result
 from g2pl.runtime.checkpoint import run_identity
 from g2pl.runtime.driver import execute
 from g2pl.runtime.partition import RENUMBERINGS
+
+if TYPE_CHECKING:  # the compiler is imported when something is compiled: a cached `g2pl run` never loads it
+    from g2pl.compiler import ast as A
+    from g2pl.compiler.pipeline import Compilation
 
 __all__ = ["compile", "compile_file", "load_graph", "Program", "Result", "Graph", "parse_args"]
 
@@ -128,7 +131,16 @@ class Result:
         return {"entry": self.entry, "values": self.values}
 
     def write_output(self, path: str | Path) -> None:
-        write_atomic(path, json.dumps(self.output(), indent=1))
+        """The --output JSON document, whatever the extension of `path` (see `save`)."""
+        save_result(self, path, "json")
+
+    def save(self, path: str | Path, format: str | None = None) -> None:  # noqa: A002 - the natural name
+        """Write the returned values as `g2pl run --output` writes them, formatted from the arrays in
+        bulk: in the format `path`'s extension names (.json, .npz, .csv, .parquet) or `format`.
+
+        The file replaces `path` whole when complete; a bad extension or a missing pyarrow is a
+        G2PLError (exit status 2 at the command line). A Result made from JSON is saved as JSON only."""
+        save_result(self, path, format)
 
     def write_stats(self, path: str | Path) -> None:
         write_atomic(path, json.dumps(self.stats, indent=1))
@@ -173,6 +185,17 @@ class Result:
 
     def _repr_pretty_(self, p, cycle: bool) -> None:  # IPython display: a summary, not every value
         p.text(result_summary(self))
+
+
+class ParamType(Protocol):
+    """What a procedure parameter's type says to argument checking: the compiler's `ir.Ty`, or the
+    copy a cached compilation keeps (g2pl.compile_cache), which needs no compiler."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def elem(self) -> str: ...
 
 
 _BOOL = {"true": True, "false": False, "1": True, "0": False}
@@ -236,7 +259,7 @@ def _parse_arg(name: str, raw: Any, elem: str) -> Any:
     return v
 
 
-def parse_args(params: list[tuple[str, ir.Ty]], given: dict[str, Any], entry: str) -> dict[str, Any]:
+def parse_args(params: Sequence[tuple[str, ParamType]], given: dict[str, Any], entry: str) -> dict[str, Any]:
     """Match supplied arguments to a procedure's parameters (missing, unknown, ill-typed -> G2PLError)."""
     names = [p for p, _ in params]
     for k in given:
@@ -251,15 +274,18 @@ def parse_args(params: list[tuple[str, ir.Ty]], given: dict[str, Any], entry: st
     return out
 
 
-def timed_load(spec: str, directed: bool = False, seed: int = 0) -> Graph:
-    """`load_graph`, the seconds it took kept with the graph (a run's stats report them)."""
+def timed_load(spec: str, directed: bool | None = None, seed: int = 0, read: ReadOptions | None = None) -> Graph:
+    """`load_graph`, the seconds it took kept with the graph (a run's stats report them); `read` holds
+    the file options (`--vertices`, `--header`, `--mtx-base`)."""
+    from g2pl.graph.loaders import load_with
+
     t0 = time.perf_counter()
-    graph = load_graph(spec, directed=directed, seed=seed)
+    graph = load_with(spec, directed, seed, read or ReadOptions())
     graph.__dict__["load_s"] = time.perf_counter() - t0
     return graph
 
 
-def check_vertex_args(params: list[tuple[str, ir.Ty]], argv: dict[str, Any], graph: Graph) -> None:
+def check_vertex_args(params: Sequence[tuple[str, ParamType]], argv: dict[str, Any], graph: Graph) -> None:
     """A `vid` argument must name a vertex of the graph (or be -1, no vertex): a mistyped ID would
     otherwise run silently as a vertex that is not there."""
     for p, t in params:
@@ -277,6 +303,8 @@ class Program:
     def __init__(self, module: A.Module, opt: int = 2, disable: tuple[str, ...] = (), verify: bool = False) -> None:
         """Compile every procedure of `module`; `verify` checks the IR and the plan after every pass
         (`g2plc --verify`: a broken invariant raises the compiler's PlanError, naming the pass)."""
+        from g2pl.compiler.pipeline import compile_module
+
         self.module = module
         self.opt = opt
         self.disable = tuple(disable)
@@ -293,8 +321,13 @@ class Program:
     def procedures(self) -> list[str]:
         return list(self.module.procedures)
 
+    @property
+    def source(self) -> str:
+        """The program's text (a run's checkpoints are tied to it)."""
+        return self.module.source
+
     def entry_name(self, entry: str | None = None) -> str:
-        procs = self.module.procedures
+        procs = self.procedures
         if entry is not None:
             if entry not in procs:
                 raise G2PLError(f"no procedure named `{entry}`; the program defines {', '.join(procs)}",
@@ -320,14 +353,14 @@ class Program:
     def ir_text(self, entry: str | None = None) -> str:
         return self.compilation(entry).ir_text()
 
-    def params(self, entry: str | None = None) -> list[tuple[str, ir.Ty]]:
+    def params(self, entry: str | None = None) -> Sequence[tuple[str, ParamType]]:
         return self.compilation(entry).proc.params
 
     def load(self, entry: str | None = None) -> ModuleType:
         """The generated module, imported (cached)."""
         name = self.entry_name(entry)
         if name not in self._modules:
-            code = self._compiled[name].python
+            code = self.python(name)
             mod = ModuleType(f"g2pl_generated_{name}")
             mod.__file__ = f"<g2pl:{self.file}:{name}>"
             exec(builtins.compile(code, mod.__file__, "exec"), mod.__dict__)  # noqa: S102 - our own generated code
@@ -335,11 +368,12 @@ class Program:
         return self._modules[name]
 
     def run(self, graph: Graph | str | None, args: dict[str, Any] | None = None, backend: str = "numpy",
-            seed: int = 0, entry: str | None = None, max_supersteps: int | None = None, directed: bool = False,
+            seed: int = 0, entry: str | None = None, max_supersteps: int | None = None, directed: bool | None = None,
             comm=None, renumber: str | None = "auto", progress=None, checkpoint: str | None = None,
             checkpoint_every: int = 10, resume: str | None = None, time_limit: float | None = None,
             gather: bool = True) -> Result:
-        """Run a procedure on a graph (a `Graph` or a file/generator spec).
+        """Run a procedure on a graph (a `Graph` or a file/generator spec, loaded with `directed` as
+        `load_graph` loads it: None, not said).
 
         Under MPI (`comm` with several ranks) only rank 0 needs the graph and
         only rank 0's result holds the values; the statistics cover all ranks.
@@ -365,8 +399,8 @@ class Program:
 
             import_cupy()  # CuPy missing, or no CUDA device: a G2PLError before anything is loaded
         name = self.entry_name(entry)
-        comp = self._compiled[name]
-        argv = parse_args(comp.proc.params, dict(args or {}), name)
+        params = self.params(name)
+        argv = parse_args(params, dict(args or {}), name)
         rank = 0 if comm is None else comm.rank
         module = self.load(name)
         if isinstance(graph, str) and comm is not None and comm.size > 1:
@@ -377,7 +411,7 @@ class Program:
         elif isinstance(graph, str) and rank == 0:
             graph = timed_load(graph, directed=directed, seed=seed)
         if graph is not None and not isinstance(graph, str):
-            check_vertex_args(comp.proc.params, argv, graph)
+            check_vertex_args(params, argv, graph)
         ckpt = None
         if checkpoint is not None or resume is not None:
             if checkpoint is not None and resume is not None and Path(checkpoint) != Path(resume):
@@ -385,7 +419,7 @@ class Program:
             if checkpoint_every < 1:
                 raise G2PLError(f"--checkpoint-every {checkpoint_every}: expected a positive number")
             ranks = 1 if comm is None else comm.size
-            ident = run_identity(self.module.source, name, "", argv, seed, ranks, self.opt, self.disable)
+            ident = run_identity(self.source, name, "", argv, seed, ranks, self.opt, self.disable)
             ckpt = {"dir": resume or checkpoint, "every": checkpoint_every, "resume": resume is not None,
                     "identity": ident}
         values, stats = execute(module, graph, argv, seed=seed, max_supersteps=max_supersteps,
@@ -418,11 +452,7 @@ def compile(source: str | os.PathLike, opt: int = 2, disable: tuple[str, ...] | 
     """
     from g2pl.compiler.parser import parse
 
-    if opt not in (0, 1, 2):
-        raise G2PLError(f"unknown optimization level -O{opt}; expected 0, 1 or 2")
-    for d in disable:
-        if d not in PASS_NAMES:
-            raise G2PLError(f"unknown pass `{d}` for --disable-pass; expected one of {', '.join(PASS_NAMES)}")
+    check_options(opt, disable)
     if isinstance(source, os.PathLike):
         text, name = read_program_file(source)
         name = file or name
@@ -435,6 +465,17 @@ def compile(source: str | os.PathLike, opt: int = 2, disable: tuple[str, ...] | 
                         f"not {type(source).__name__}")
     module = parse(text, name)
     return Program(module, opt=opt, disable=tuple(disable), verify=verify)
+
+
+def check_options(opt: int, disable: Sequence[str]) -> None:
+    """The -O level and the names of disabled passes are ones the compiler knows (else G2PLError)."""
+    from g2pl.compiler.pass_names import PASS_NAMES
+
+    if opt not in (0, 1, 2):
+        raise G2PLError(f"unknown optimization level -O{opt}; expected 0, 1 or 2")
+    for d in disable:
+        if d not in PASS_NAMES:
+            raise G2PLError(f"unknown pass `{d}` for --disable-pass; expected one of {', '.join(PASS_NAMES)}")
 
 
 def compile_file(path: str | os.PathLike, opt: int = 2, disable: tuple[str, ...] | list[str] = ()) -> Program:

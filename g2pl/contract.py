@@ -54,7 +54,9 @@ class Spec:
     counted: bool = False  # messages counted along the entries actually used, not per superstep
     policy: Policy = "pull"  # nbr: push from few active senders, else pull
     per_entry: bool = False  # nbr: the receiver evaluates the message head per adjacency entry
-    out: bool = False  # nbr: along out-edges (directed graphs)
+    # nbr: the neighbours (`ir.NbrDir`): in, out, all (every in- and out-entry) or set (each adjacent vertex
+    # once, along its out-edge when both exist); on undirected graphs all are the one adjacency
+    dir: str = "in"
     op: str = ""  # combiner (nbr, aggregate, common, keyed)
     elem: str = ""  # result element type
     dom: str = ""  # aggregate, remote, keyed: V or E
@@ -67,7 +69,7 @@ class Spec:
     # common: the edge variables read per common neighbour (with `fields`, the vertex ones: ghost values
     # travel packed), and whether each endpoint's neighbours are its out-neighbours (u, v)
     edge_fields: tuple[Field, ...] = ()
-    outs: tuple[bool, ...] = ()
+    outs: tuple[bool | str, ...] = ()  # (common: "set" lists each adjacent vertex once, `nbrs`)
     along: bool = False  # nbr: senders send only along the entries passed as `along`
     sent: bool = False  # endpoint: each value sent only along the edges its `sent` condition gives
     known: str = ""  # nbr: senders send only to receivers in their kept copy (this variable) of a set

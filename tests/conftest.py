@@ -9,8 +9,10 @@ test costs its step one test's time, not the step; a SIGTERM (the step's own tim
 
 import faulthandler
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,8 +26,18 @@ for _path in (*_FOLDERS, str(_TESTS), _ROOT):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
+# The compile cache of `g2pl run`/`g2plc` (g2pl/compile_cache.py) lives in a folder of this test run,
+# never the user's: every run starts without entries and the processes the tests start inherit it.
+_CACHE_DIR = tempfile.mkdtemp(prefix="g2pl-test-cache-")
+os.environ["G2PL_CACHE_DIR"] = _CACHE_DIR
+os.environ.pop("G2PL_NO_CACHE", None)
+
 #: Seconds between a test's soft timeout (it fails) and the hard one (the process exits).
 HARD_TIMEOUT_GRACE = 15.0
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_CACHE_DIR, ignore_errors=True)
 
 
 def pytest_addoption(parser):

@@ -5,9 +5,10 @@ Three parts, used by `tests/compiler/test_fuzz.py` (a CI-sized subset) and `benc
 * `generate(seed)` builds a random WELL-TYPED program (`GenProgram`) from the grammar and the
   type rules of docs/language.md: scalar / vertex / edge values of bool, int, float and vid; sets and
   edge sets with `||`, `&&`, `\\`, `!`; lifted arithmetic; `?:`; vertex and edge comprehensions;
-  global, neighbourhood (`nvals`, `outnvals`, `(u, e) <- nvals v`) and edge aggregations;
-  common-neighbour aggregations in edge comprehensions (`w <- nvals u, w in nvals v`,
-  `(w, f) <- outnvals u, (w, g) <- nvals v`, heads and filters over u, v, w, e, f, g);
+  global, neighbourhood (`nvals`, `outnvals`, `allnvals`, `nbrs`, `(u, e) <- nvals v`) and edge
+  aggregations; common-neighbour aggregations in edge comprehensions (`w <- nvals u, w in nbrs v`,
+  `(w, f) <- outnvals u, (w, g) <- nvals v`, heads and filters over u, v, w, e, f, g); edge tests
+  `(v, u) in E`, `(u, v) in S` over edges and per neighbour; the built-in `directed`;
   nested comprehensions; keyed aggregations `AGG [ ... ] by KEY` / `by [K1, K2]` (keys that are
   bare binders, vids, or ints that mostly name no vertex), argmin/argmax payloads `[value, payload]`
   and edge-valued argmin/argmax (edge sets); macro functions; remote reads `G[p]`; `rand()`; `if`/`else`; `while`
@@ -77,6 +78,10 @@ CONFIGS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
 
 ELEMS = ("bool", "int", "float", "vid")
 NUMERIC = ("int", "float", "vid")
+#: the neighbour generators, weighted (`nvals` the most common), and those a common-neighbour
+#: aggregation takes (`allnvals` is a multiset: refused there)
+NBR_WORDS = ("nvals", "nvals", "outnvals", "allnvals", "nbrs")
+COMMON_WORDS = ("nvals", "nvals", "outnvals", "nbrs")
 
 
 # =====================================================================================
@@ -349,6 +354,8 @@ class ProgramGenerator:
             vars_ += self.vars_of(Ty(kind, elem))
             if elem == "bool":
                 lits += ["V", "empty"] if kind == "vertex" else ["E", "emptyE"]
+        if scalar_ok and elem == "bool" and self.chance(0.1):
+            vars_.append("directed")
             if kind == "vertex" and elem == "vid" and not self.macro_mode:
                 vars_.append("id")
             if kind == "edge" and elem == "float" and not self.macro_mode:
@@ -388,6 +395,12 @@ class ProgramGenerator:
                 if elem == "bool":
                     for s in self.vars_of(Ty("edge", "bool")):
                         local.append(f"({edge} in {s})")
+            if elem == "bool":  # edge tests: the centre edge or its reverse, the edge to or from a neighbour
+                ends = ctx.verts[:2] if ctx.dom == "E" else (ctx.centre, ctx.nbr) if ctx.dom == "A" else ()
+                if len(ends) == 2 and not (self.in_fn and self.chance(0.7)):
+                    a, b = (x.name for x in (ends if self.chance(0.5) else ends[::-1]))
+                    for s in ["E", *self.vars_of(Ty("edge", "bool"))]:
+                        local.append(f"(({a}, {b}) in {s})")
         p_lit = 0.1 if elem == "bool" else 0.25
         if local and self.chance(0.7):
             choice = self.pick(local)
@@ -765,7 +778,7 @@ class ProgramGenerator:
     def nbr_agg(self, centre: VB, val: str | None, elem: str, d: int) -> str:
         u = self.fresh("y")
         e = self.fresh("f") if self.chance(0.4) else None
-        kw = "outnvals" if self.chance(0.25) else "nvals"
+        kw = self.pick(NBR_WORDS)
         pat = f"({u}, {e})" if e else u
         inner = Ctx("A", centre=VB(centre.name, val), nbr=VB(u, val), edge=e, edge_value=None)
         op, head = self.agg_body(inner, elem, d, True)
@@ -777,7 +790,7 @@ class ProgramGenerator:
         w = self.fresh("y")
         f = self.fresh("f") if self.chance(0.5) else None
         g = self.fresh("f") if self.chance(0.5) else None
-        k1, k2 = (("outnvals" if self.chance(0.25) else "nvals") for _ in range(2))
+        k1, k2 = (self.pick(COMMON_WORDS) for _ in range(2))
         g1 = f"({w}, {f}) <- {k1} {u.name}" if f else f"{w} <- {k1} {u.name}"
         if g:
             g2 = f"({w}, {g}) <- {k2} {v.name}"
@@ -794,7 +807,7 @@ class ProgramGenerator:
         if ctx.dom == "V" and self.chance(0.6):
             u = self.fresh("y")
             inner = Ctx("A", centre=ctx.centre, nbr=VB(u, ctx.centre.value))
-            g = f"{u} <- {self.pick(['nvals', 'outnvals'])} {ctx.centre.name}"
+            g = f"{u} <- {self.pick(NBR_WORDS)} {ctx.centre.name}"
         else:
             g, inner = self.vctx(d)
         head = f"({self.gen(inner, 'local', self.pick(['int', 'vid']), d - 1)} % {self.pick(['3', '4'])})"
@@ -1612,6 +1625,8 @@ def _ref_expand(fn, args):
     def ren(e, m):
         if isinstance(e, A.Name):
             return A.Name(e.span, m.get(e.id, e.id))
+        if isinstance(e, A.Pair):
+            return A.Pair(e.span, (m.get(e.names[0], e.names[0]), m.get(e.names[1], e.names[1])))
         done = rebuild(e, lambda x: ren(x, m))
         if done is not None:
             return done
@@ -1622,7 +1637,7 @@ def _ref_expand(fn, args):
             for q in e.quals:
                 if isinstance(q, A.Generator):
                     src = q.source
-                    src = A.NvalsSource(m2.get(src.centre, src.centre), src.out, src.span) \
+                    src = A.NvalsSource(m2.get(src.centre, src.centre), src.dir, src.span) \
                         if isinstance(src, A.NvalsSource) else ren(src, m2)
                     new = {n: bound.get(n) or f"{n}%{next(_fresh_ref)}" for n in q.names}
                     bound.update(new)
@@ -1638,6 +1653,10 @@ def _ref_expand(fn, args):
     def sub(e, env):
         if isinstance(e, A.Name):
             return env.get(e.id, e)
+        if isinstance(e, A.Pair):
+            if any(n in env for n in e.names):
+                raise RefUnsupported("a parameter in an edge test")
+            return e
         done = rebuild(e, lambda x: sub(x, env))
         if done is not None:
             return done
@@ -1650,7 +1669,7 @@ def _ref_expand(fn, args):
                     if a is not None:
                         if not isinstance(a, A.Name):
                             raise RefUnsupported("nvals of a non-name argument")
-                        src = A.NvalsSource(a.id, src.out, src.span)
+                        src = A.NvalsSource(a.id, src.dir, src.span)
                 else:
                     src = sub(src, env)
                 quals.append(A.Generator(q.names, src, q.span))
@@ -1675,13 +1694,31 @@ class Reference:
         self.n, self.m = int(graph.n), int(graph.m)
         self.ids = graph.ids.astype(np.int64)
         self.env: dict[str, RV] = {}
+        # the adjacency entries (receiver, neighbour, edge) of `nvals` (in), `outnvals` (out), `allnvals`
+        # (all: both, every entry) and `nbrs` (set: each neighbour once, by its out-edge when both exist)
         self.adj = {}
-        for out in (False, True):
+        for d, out in (("in", False), ("out", True)):
             indptr = graph.out_indptr if out else graph.in_indptr
             nbr = graph.out_nbr if out else graph.in_nbr
             eid = graph.out_eid if out else graph.in_eid
             owner = np.repeat(np.arange(self.n), np.diff(indptr))
-            self.adj[out] = (owner.astype(np.int64), np.asarray(nbr, np.int64), np.asarray(eid, np.int64))
+            self.adj[d] = (owner.astype(np.int64), np.asarray(nbr, np.int64), np.asarray(eid, np.int64))
+        self.adj["all"] = self.adj["set"] = self.adj["in"]
+        # the edge a -> b of each pair of vertex indices (either way on an undirected graph)
+        su, sd = np.asarray(graph.src, np.int64).tolist(), np.asarray(graph.dst, np.int64).tolist()
+        self.edge_of = {(a, b): k for k, (a, b) in enumerate(zip(su, sd))}
+        if graph.directed:
+            ins, outs = self.adj["in"], self.adj["out"]
+            self.adj["all"] = tuple(np.concatenate([x, y]) for x, y in zip(ins, outs))
+            rows: list[dict[int, int]] = [{} for _ in range(self.n)]
+            for o, x, k in zip(*(a.tolist() for a in ins)):
+                rows[o][x] = k
+            for o, x, k in zip(*(a.tolist() for a in outs)):
+                rows[o][x] = k  # the out-edge wins
+            trip = [(o, x, k) for o, row in enumerate(rows) for x, k in row.items()]
+            self.adj["set"] = tuple(np.array([t[j] for t in trip], np.int64) for j in range(3))
+        else:
+            self.edge_of.update({(b, a): k for (a, b), k in list(self.edge_of.items())})
 
     # ---------------------------------------------------------------- statements
 
@@ -1807,12 +1844,20 @@ class Reference:
                 return RV("vertex", "vid", self.ids.copy())
             if ctx.dom in ("V", "A"):
                 return RV("local", "vid", self.ids[self.centre_idx(ctx)])
+        if n == "directed":
+            return RV("scalar", "bool", np.bool_(self.g.directed))
         raise RefUnsupported(f"name `{n}` in {ctx.dom}")
 
     def e_BinOp(self, e, ctx):
         from g2pl.compiler import ast as A
 
         op = e.op
+        if op == "in" and isinstance(e.left, A.Pair):  # the edge a -> b, looked up, read in the set
+            a, b = (ctx.binders[n] for n in e.left.names)
+            s = np.asarray(self.whole(e.right).data, bool)
+            s = np.broadcast_to(s, (self.m,)) if s.ndim == 0 else s
+            k = [self.edge_of.get((x, y), -1) for x, y in zip(a.idx.tolist(), b.idx.tolist())]
+            return RV("local", "bool", np.array([x >= 0 and bool(s[x]) for x in k], bool))
         if op == "in":
             if isinstance(e.left, A.Name) and e.left.id in ctx.binders:
                 b = ctx.binders[e.left.id]
@@ -2030,7 +2075,7 @@ class Reference:
             src, selem = cb.src, cb.selem
         if src is None:
             src, selem = np.ones(self.n, bool), "bool"
-        owner, nb, eid = self.adj[gen.source.out]
+        owner, nb, eid = self.adj[gen.source.dir]
         binders = {centre: RB("vertex", owner, src[owner], selem, src=src, selem=selem),
                    gen.names[0]: RB("vertex", nb, src[nb], selem, src=src, selem=selem)}
         if len(gen.names) == 2:
@@ -2069,13 +2114,13 @@ class Reference:
         if ctx.dom != "E":
             raise RefUnsupported("common neighbours outside an edge comprehension")
         lists = {}
-        for out in (False, True):
-            owner, nb, eid = self.adj[out]
+        for side in ("in", "out", "set"):
+            owner, nb, eid = self.adj[side]
             d: list[dict[int, int]] = [{} for _ in range(self.n)]
             for o, x, k in zip(owner.tolist(), nb.tolist(), eid.tolist()):
                 d[o][x] = k
-            lists[out] = d
-        (b1, l1), (b2, l2) = ((ctx.binders[g.source.centre], lists[g.source.out]) for g in gens)
+            lists[side] = d
+        (b1, l1), (b2, l2) = ((ctx.binders[g.source.centre], lists[g.source.dir]) for g in gens)
         rows, ws, fs, gs = [], [], [], []
         for i in range(ctx.size):
             other = l2[int(b2.idx[i])]
@@ -2491,7 +2536,7 @@ def regression_graphs(text: str) -> list[TestGraph]:
 TOKENS = (
     "{", "}", "(", ")", "[", "]", ";", ",", "|", "<-", "=", "==", "!=", "<", "<=", ">", ">=", "+", "-", "*",
     "/", "%", "\\", "!", "&&", "||", "?", ":", "in", "while", "if", "then", "else", "return", "nvals",
-    "outnvals", "procedure", "function", "sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg",
+    "outnvals", "allnvals", "nbrs", "directed", "procedure", "function", "sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg",
     "count", "V", "E", "empty", "emptyE", "id", "Weight", "inf", "true", "false", "rand()", "x", "u", "v",
     "e", "S", "X", "0", "1", "2.5", "1e-3", "99999999999999999999999", "vset", "eset", "vertex<int>",
     "edge<float>", "int", "float", "vid", "bool", "//", "/*", "*/", "\n", " ", "\t", "rand", "abs", "sqrt",

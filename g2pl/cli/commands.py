@@ -12,6 +12,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from g2pl.cli.guard import quiet_on_this_rank
 from g2pl.cli.plot import check_plot_path, plot_stats
@@ -19,22 +20,36 @@ from g2pl.cli.progress import Progress
 from g2pl.errors import G2PLError, RunStopped
 from g2pl.io.numtext import shorten
 
+if TYPE_CHECKING:
+    from g2pl.api import Program
+    from g2pl.graph.loaders import ReadOptions
+
 #: the Python statement each rank of `g2pl run --np N` runs (see g2pl.runtime.supervisor.relaunch)
 RANK_ENTRY = "from g2pl.cli.rank import rank_main; rank_main()"
 
 
+def _compile(a: argparse.Namespace, cache: bool = True, verify: bool = False, warn: bool = True) -> Program:
+    """The program of `a`, compiled or taken from the compile cache (g2pl/compile_cache.py)."""
+    from g2pl.compile_cache import compile_program, warn_on_stderr
+
+    return compile_program(a.program, opt=a.opt, disable=a.disable, verify=verify,
+                           use_cache=cache and not a.no_cache, warn=warn_on_stderr if warn else None)
+
+
 def g2plc(a: argparse.Namespace) -> int:
-    import g2pl
-    from g2pl.compiler import ast as A
     from g2pl.io.output_files import check_outputs, write_atomic
 
     default_out = None if a.output is not None or a.emit else Path(Path(a.program).stem + ".py")
     check_outputs([("-o", a.output if a.output is not None else default_out)], [a.program], "g2plc")
-    prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable, verify=a.verify)
+    # a module (or --emit py) is what the cache holds; the other stages and the pass options compile
+    cache = a.emit in (None, "py") and not a.print_ir_after and not a.time_passes
+    prog = _compile(a, cache=cache, verify=a.verify)
     entry = prog.entry_name(a.entry) if len(prog.procedures) > 1 or a.entry else prog.procedures[0]
     if a.print_ir_after or a.time_passes:
         _show_passes(prog, entry, a)
     if a.emit == "ast":
+        from g2pl.compiler import ast as A
+
         text = A.dump(prog.module)
     elif a.emit == "ir":
         text = prog.ir_text(entry)
@@ -135,11 +150,33 @@ def _mpi_comm():
     return join_world()
 
 
+def read_options(a: argparse.Namespace) -> ReadOptions:
+    """The file options of `g2pl run` / `g2pl convert` (--vertices, --header, --mtx-base), as loaders take them."""
+    from g2pl.graph.loaders import ReadOptions
+
+    return ReadOptions(vertices=a.vertices, header=a.header, mtx_base=a.mtx_base)
+
+
 def _graph_file(spec: str) -> str | None:
     """The file a --graph argument reads (None for a generator), so no output overwrites it."""
     from g2pl.graph.loaders import looks_like_generator
 
     return None if looks_like_generator(spec) and not os.path.exists(spec) else spec
+
+
+def _graph_files(a: argparse.Namespace) -> list[tuple[str, str]]:
+    """Every file the graph is read from, as (what, path): the --graph file, a --vertices file, and
+    the vertex and properties files beside a Graphalytics NAME.e, so no output overwrites any."""
+    spec = _graph_file(a.graph)
+    if spec is None:
+        return []
+    files = [("graph file", spec)]
+    if getattr(a, "vertices", None):
+        files.append(("--vertices file", a.vertices))
+    stem, ext = os.path.splitext(spec)
+    if ext.lower() == ".e":
+        files += [("vertex file", stem + ".v"), ("properties file", stem + ".properties")]
+    return files
 
 
 def _write_json(path: str, data: dict) -> None:
@@ -165,9 +202,9 @@ def _write_values(a: argparse.Namespace, res, comm, quiet: bool) -> list[tuple[d
     try:
         shares = res.parts if res.parts is not None else local_shares(res)
         if a.output is not None:
-            write_output(a.output, res.entry, shares, comm)
+            write_output(a.output, res.entry, shares, comm, fmt=a.output_format)
         if a.output_dir is not None:
-            write_output_dir(a.output_dir, res.entry, shares, comm)
+            write_output_dir(a.output_dir, res.entry, shares, comm, fmt=a.output_format or "json")
         if quiet:
             return None
         return value_heads(res, 8) if res.parts is None else share_heads(shares, comm, 8)
@@ -185,8 +222,6 @@ def _write_values(a: argparse.Namespace, res, comm, quiet: bool) -> list[tuple[d
 
 
 def run(a: argparse.Namespace) -> int:
-    import g2pl
-
     if a.np < 1:
         raise G2PLError(f"--np {a.np}: expected a positive number of ranks", file="g2pl run")
     if a.backend == "cupy":
@@ -200,9 +235,15 @@ def run(a: argparse.Namespace) -> int:
     from g2pl.io.output_files import check_output_dir, check_outputs
 
     check_outputs([("--output", a.output), ("--stats", a.stats), ("--plot", a.plot)],
-                  [a.program, _graph_file(a.graph)], "g2pl run")
+                  [a.program, *(path for _what, path in _graph_files(a))], "g2pl run")
+    from g2pl.results.formats import format_of, require
+
+    if a.output is not None:
+        format_of(a.output, a.output_format)  # exit 2 before the run: an unknown extension, pyarrow missing
+    if a.output_format is not None:
+        require(a.output_format)
     check_output_dir("--output-dir", a.output_dir,
-                     [("program", a.program), ("graph file", _graph_file(a.graph)), ("--output file", a.output),
+                     [("program", a.program), *_graph_files(a), ("--output file", a.output),
                       ("--stats file", a.stats), ("--plot file", a.plot), ("--checkpoint directory", a.checkpoint),
                       ("--resume directory", a.resume)], "g2pl run")
     from g2pl.runtime.checkpoint import check_directory
@@ -220,7 +261,7 @@ def run(a: argparse.Namespace) -> int:
         return relaunch(a.np, a.argv, RANK_ENTRY, time_limit=a.time_limit)  # supervised: see supervisor.py
     rank0 = comm is None or comm.rank == 0
     quiet_on_this_rank(not rank0)
-    prog = g2pl.compile(Path(a.program), opt=a.opt, disable=a.disable)
+    prog = _compile(a, warn=rank0)
     entry = prog.entry_name(a.entry)
     args = _parse_kv(a.arg)
     from g2pl.api import check_vertex_args, parse_args
@@ -235,11 +276,11 @@ def run(a: argparse.Namespace) -> int:
             from g2pl.runtime.ingest import entry_routes_needed, load
 
             graph = load(comm, a.graph, directed=a.directed, seed=a.seed, renumber=a.renumber,
-                         entry_routes=entry_routes_needed(prog.load(entry)))
+                         entry_routes=entry_routes_needed(prog.load(entry)), read=read_options(a))
         else:
             from g2pl.api import timed_load
 
-            graph = timed_load(a.graph, directed=a.directed, seed=a.seed)
+            graph = timed_load(a.graph, directed=a.directed, seed=a.seed, read=read_options(a))
         check_vertex_args(prog.params(entry), parse_args(prog.params(entry), args, entry), graph)
     except G2PLError as err:  # raised alike on every rank
         failure = err.with_context(file=a.graph)
@@ -362,17 +403,19 @@ def convert(a: argparse.Namespace) -> int:
     if not str(a.out).endswith(EXT):
         raise G2PLError(f"OUT {shorten(str(a.out))!r}: the output is a binary graph and its name must end in {EXT}",
                         file="g2pl convert")
-    check_outputs([("OUT", a.out)], [_graph_file(a.graph)], "g2pl convert")
+    check_outputs([("OUT", a.out)], [path for _what, path in _graph_files(a)], "g2pl convert")
     why = regular_output_problem(a.out)  # a FIFO or device (/dev/null): refused, not replaced
     if why is not None:
         raise G2PLError(f"OUT {a.out}: {why}", file="g2pl convert")
     from g2pl.graph.loaders import parse_graph_spec
 
     parse_graph_spec(a.graph)  # a bad graph argument fails before anything is loaded
-    graph = g2pl.load_graph(a.graph, directed=a.directed, seed=a.seed)
+    read = read_options(a)
+    graph = g2pl.load_graph(a.graph, directed=a.directed, seed=a.seed, vertices=read.vertices, header=read.header,
+                            mtx_base=read.mtx_base)
     size = save_graph(graph, a.out)
     if not a.quiet:
         print(graph.summary())
         print(f"wrote {a.out} ({size / 2**20:.1f} MiB); load it with --graph {a.out}"
-              + (" --directed" if a.directed else ""))
+              + (" --directed" if graph.directed else ""))
     return 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from g2pl.cli import commands
-from g2pl.compiler.passes import PASS_NAMES as PASS_CHOICES  # the pipeline's own list
+from g2pl.compiler.pass_names import PASS_NAMES as PASS_CHOICES  # the pipeline's list (checked there)
 from g2pl.io.numtext import beyond_int64, shorten
 
 
@@ -39,6 +39,43 @@ def _add_opt_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
 
 
+_GRAPH_HELP = (
+    "a graph file, its format from its extension: an edge list (.txt .el .tsv .csv .edges: `u v [weight]` lines, "
+    "whitespace- or comma-separated, # and %% comments), Matrix Market .mtx (vertex IDs are its 1-based "
+    "indices; see --mtx-base), NumPy .npz (integer arrays src and dst, optional weight, optional ids: "
+    "vertices that exist even when isolated), an LDBC Graphalytics edge file NAME.e (`src dst [weight]`; "
+    "read with the vertex file NAME.v beside it, and NAME.properties if present), or a .g2g file from "
+    "`g2pl convert`; or a generator: kron:SCALE[:EF] | ws:N:K:P | er:N:M")
+
+
+def _add_graph_options(p: argparse.ArgumentParser, directed_note: str = "") -> None:
+    """The options that say how to read the graph (shared by `g2pl run` and `g2pl convert`)."""
+    way = p.add_mutually_exclusive_group()
+    way.add_argument("--directed", action="store_true", default=None,
+                     help="keep edge direction (default: undirected, or what a Graphalytics NAME.properties "
+                          f"says){directed_note}")
+    way.add_argument("--undirected", dest="directed", action="store_false", default=None,
+                     help="ignore edge direction, saying so explicitly (the default is undirected, unless a "
+                          "Graphalytics NAME.properties declares the graph directed; either option contradicting "
+                          "that file is an error)")
+    p.add_argument("--vertices", metavar="FILE",
+                   help="a file of vertex IDs, one per line: with an edge list, vertices added even when no "
+                        "edge touches them; with a Graphalytics NAME.e, the vertex file to read instead of "
+                        "NAME.v (every edge endpoint must be listed)")
+    p.add_argument("--header", action="store_true",
+                   help="the edge list's first line names the columns (e.g. `src,dst,weight` from pandas "
+                        "`to_csv(index=False)`): skip it. Without this option such a line is an error")
+    p.add_argument("--mtx-base", type=int, choices=(1, 0), default=1, metavar="0|1",
+                   help="vertex ID of a Matrix Market file's first row and column: 1 keeps the file's 1-based "
+                        "indices as IDs, 0 shifts them down by one (as SciPy numbers them)")
+
+
+def _add_cache_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true",
+                   help="compile the program even if the compile cache holds it, and store nothing "
+                        "(G2PL_NO_CACHE=1 does the same; see \"Compile cache\" above)")
+
+
 # ---------------------------------------------------------------- g2plc
 
 
@@ -55,6 +92,7 @@ def g2plc_parser() -> argparse.ArgumentParser:
     p.add_argument("--verify", action="store_true",
                    help="check the IR after lowering and after every pass, and the plan after every pass "
                         "(a broken invariant is an internal compiler error naming the pass; exit status 1)")
+    _add_cache_flag(p)
     _add_opt_flags(p)
     p.set_defaults(fn=commands.g2plc)
     return p
@@ -70,10 +108,8 @@ def g2pl_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="compile and run a program on a graph")
     r.add_argument("program", help="the .g2pl program")
-    r.add_argument("--graph", required=True,
-                   help="edge list (.txt .el .tsv .csv), .mtx, .npz, .g2g (from `g2pl convert`), or "
-                        "kron:SCALE[:EF] | ws:N:K:P | er:N:M")
-    r.add_argument("--directed", action="store_true", help="keep edge direction (default: undirected)")
+    r.add_argument("--graph", required=True, help=_GRAPH_HELP)
+    _add_graph_options(r)
     r.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="procedure argument")
     r.add_argument("--np", type=_int_value, default=1, metavar="N",
                    help="number of MPI ranks, capped at 4 per CPU core (a cap of at least 8); "
@@ -95,22 +131,28 @@ def g2pl_parser() -> argparse.ArgumentParser:
                    help="supersteps between checkpoints (default 10)")
     r.add_argument("--resume", metavar="DIR",
                    help="continue from the last checkpoint in DIR (same program, graph, arguments, seed, ranks)")
-    r.add_argument("--output", metavar="FILE.json",
-                   help="write returned values as JSON (`-`: to standard output); with several ranks, rank 0 "
-                        "writes it as the others send their values, a bounded piece at a time (no rank holds "
-                        "them all), the same bytes as with one rank")
+    r.add_argument("--output", metavar="FILE",
+                   help="write returned values to FILE, in the format its extension names: .json (the JSON "
+                        "document; `-`: to standard output), .npz (NumPy arrays), .csv (a row per vertex or per "
+                        "edge), .parquet (needs the `parquet` extra); see \"Output files\" in docs/cli.md. With several "
+                        "ranks, rank 0 writes it as the others send their values, a bounded piece at a time (no "
+                        "rank holds them all), the same bytes as with one rank")
+    r.add_argument("--output-format", choices=("json", "npz", "csv", "parquet"), metavar="FORMAT",
+                   help="json, npz, csv or parquet: the format of --output whatever its extension, and of "
+                        "--output-dir's parts (default: json)")
     r.add_argument("--output-dir", metavar="DIR",
-                   help="write returned values as one JSON file per rank, each by its own rank: "
-                        "DIR/part-00000.json, ... (the --output shape, holding the rank's vertices and the edges "
-                        "whose u endpoint it owns, ascending by ID; the parts in rank order make the whole "
-                        "value), then DIR/index.json (the parts, ranks, value names and kinds, scalars); DIR is "
-                        "made if missing; see g2pl.results.streamed")
+                   help="write returned values as one file per rank, each by its own rank: DIR/part-00000.json, "
+                        "... (the --output shape, holding the rank's vertices and the edges whose u endpoint it "
+                        "owns, ascending by ID; the parts in rank order make the whole value; .npz, .csv or "
+                        ".parquet parts with --output-format), then DIR/index.json (the parts, ranks, value names "
+                        "and kinds, scalars); DIR is made if missing; see g2pl.results.streamed")
     r.add_argument("--stats", metavar="FILE.json", help="write run statistics as JSON (`-`: to standard output)")
     r.add_argument("--show-plan", action="store_true", help="print a summary of the superstep plan")
     r.add_argument("--plot", metavar="FILE.png",
                    help="draw time, messages, bytes and active vertices per superstep (needs matplotlib)")
     r.add_argument("--quiet", action="store_true",
                    help="print nothing on success, and no progress (progress goes to stderr, rank 0 only)")
+    _add_cache_flag(r)
     _add_opt_flags(r)
     r.set_defaults(fn=commands.run)
 
@@ -127,11 +169,9 @@ def g2pl_parser() -> argparse.ArgumentParser:
     c.set_defaults(fn=commands.check)
 
     cv = sub.add_parser("convert", help="build a graph once and save it as a .g2g file that loads without rebuilding")
-    cv.add_argument("graph", metavar="GRAPH",
-                    help="edge list (.txt .el .tsv .csv), .mtx, .npz, .g2g, or kron:SCALE[:EF] | ws:N:K:P | er:N:M")
+    cv.add_argument("graph", metavar="GRAPH", help=_GRAPH_HELP)
     cv.add_argument("out", metavar="OUT", help="the binary graph file to write (name ends in .g2g)")
-    cv.add_argument("--directed", action="store_true",
-                    help="keep edge direction (default: undirected); runs on the file then need --directed")
+    _add_graph_options(cv, "; runs on the .g2g file then need --directed too")
     cv.add_argument("--seed", type=_int_value, default=0, help="seed for generators")
     cv.add_argument("--quiet", action="store_true", help="print nothing on success")
     cv.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")

@@ -55,7 +55,7 @@ def _section(title: str, p: argparse.ArgumentParser, blurb: str | None) -> list[
         default = a.default
         hidden = default is None or default is False or default == [] or default == argparse.SUPPRESS
         shown = "" if hidden or not a.option_strings else f"`{default}`"
-        desc = a.help or ""
+        desc = (a.help or "").replace("%%", "%")  # argparse's escape for a literal %
         if a.choices is not None and a.metavar and not all(str(c) in desc for c in a.choices):
             desc += f" (one of {', '.join(f'`{c}`' for c in a.choices)})"
         if a.required and a.option_strings:
@@ -77,6 +77,15 @@ def cli_reference() -> str:
         "source line and a caret); `--debug` adds the Python traceback. Results go to stdout; progress,",
         "messages and errors to stderr. `-O0`, `-O1`, `-O2` select the optimization level (default `-O2`).",
         "",
+        "Compile cache: `g2pl run` and `g2plc` (writing a module) keep every program's generated modules in",
+        "`$G2PL_CACHE_DIR`, else `$XDG_CACHE_HOME/g2pl`, else `$HOME/.cache/g2pl`, keyed by the program's text",
+        "and file name, `-O`, the disabled passes, the g2pl version and a hash of the compiler's own files: a",
+        "repeated command skips parsing and code generation (and imports no compiler). Compile errors are not",
+        "kept. The directory is made 0700; an entry is used only if a per-user secret beside it signs it",
+        "(HMAC-SHA256) and it, the directory and the secret belong to you and no one else can write them",
+        "(otherwise g2pl warns once and compiles as without a cache). The 256 most recently used entries",
+        "(64 MiB) are kept. `--no-cache` or `G2PL_NO_CACHE=1` turns it off; removing the directory empties it.",
+        "",
     ]
     out += _section("g2plc", g2plc_parser(), None)
     g2pl = g2pl_parser()
@@ -87,4 +96,7 @@ def cli_reference() -> str:
             out += [f"* [`g2pl {name}`](#g2pl-{name}): {helps.get(name) or ''}" for name in act.choices] + [""]
             for name, sp in act.choices.items():
                 out += _section(f"g2pl {name}", sp, (helps.get(name) or "").capitalize() + ".")
+    from g2pl.results.formats import REFERENCE as OUTPUT_FILES
+
+    out += OUTPUT_FILES.splitlines()
     return "\n".join(out).rstrip() + "\n"

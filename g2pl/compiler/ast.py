@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from g2pl.compiler.ir import AggOp, Elem, Kind
+from g2pl.compiler.ir import AggOp, Elem, Kind, NbrDir
 from g2pl.compiler.limits import deep_stack
 from g2pl.errors import Span
 
@@ -88,13 +88,22 @@ class Index(Expr):
     index: Expr
 
 
+#: the neighbour generators' words, by the neighbours they range over (`ir.NbrDir`)
+NBR_WORDS: dict[NbrDir, str] = {"in": "nvals", "out": "outnvals", "all": "allnvals", "set": "nbrs"}
+
+
 @dataclass(frozen=True)
 class NvalsSource:
-    """`nvals x` / `outnvals x` as a generator source."""
+    """`nvals x` / `outnvals x` / `allnvals x` / `nbrs x` as a generator source; `dir` says which
+    neighbours (in, out, every in- and out-entry, or each adjacent vertex once)."""
 
     centre: str
-    out: bool
+    dir: NbrDir
     span: Span
+
+    @property
+    def word(self) -> str:
+        return NBR_WORDS[self.dir]
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,14 @@ class InNvals(Expr):
 
     name: Expr
     source: NvalsSource
+
+
+@dataclass(frozen=True)
+class Pair(Expr):
+    """`(a, b)`: two generator variables, as the left side of an edge test `(a, b) in A` (anywhere
+    else an error)."""
+
+    names: tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -295,9 +312,11 @@ def show(e: Expr | NvalsSource | Qualifier) -> str:
     if isinstance(e, Index):
         return f"{show(e.base)}[{show(e.index)}]"
     if isinstance(e, NvalsSource):
-        return f"{'outnvals' if e.out else 'nvals'} {e.centre}"
+        return f"{e.word} {e.centre}"
     if isinstance(e, InNvals):
         return f"({show(e.name)} in {show(e.source)})"
+    if isinstance(e, Pair):
+        return f"({e.names[0]}, {e.names[1]})"
     if isinstance(e, Generator):
         names = e.names[0] if len(e.names) == 1 else "(" + ", ".join(e.names) + ")"
         return f"{names} <- {show(e.source)}"

@@ -56,6 +56,10 @@ def pyname(var: str) -> str:
         return "rt.weight"
     if var == "@id":
         return "rt.ids"
+    if var == "@directed":
+        return "rt.directed"
+    if var == ir.ALL_EDGES_VAR:
+        return "rt.all_edges"
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
         raise ValueError(f"unexpected variable name {var!r}")
     return "v_" + var
@@ -104,12 +108,14 @@ class _ExGen:
     def _ex_Load(self, e: ir.Load) -> str:
         if e.kind == "scalar" or e.pos == "here" and self.dom != "W":
             return pyname(e.var)
+        if e.pos == "rev":  # an edge set at each edge's reverse (false where there is none)
+            return f"rt.reverse_edges({pyname(e.var)})"
         if self.dom == "X":  # sender side, over owned + ghost vertices: the exchanged (ext) array
             return self.fields[e.var]
         key = (e.var, e.pos)
         if key not in self.adj_reads:
             prefix = {"nbr": "nb", "self": "sf", "edge": "ed", "here": "hr", "src": "su", "dst": "dv",
-                      "src_nbr": "uw", "dst_nbr": "vw"}[e.pos]
+                      "src_nbr": "uw", "dst_nbr": "vw", "nbr_self": "ns", "self_nbr": "sn"}[e.pos]
             base = pyname(e.var).replace("rt.", "")
             self.adj_reads[key] = f"_{prefix}_{base}"
         return self.adj_reads[key]
@@ -163,6 +169,8 @@ class _AtExGen(_ExGen):
     """Renders a V/E expression at the elements `_i` only (every array read indexed by `_i`)."""
 
     def _ex_Load(self, e: ir.Load) -> str:
+        if e.pos == "rev":
+            return f"rt.reverse_edges({pyname(e.var)})[_i]"
         return pyname(e.var) if e.kind == "scalar" else f"{pyname(e.var)}[_i]"
 
     def _ex_Ids(self, e: ir.Ids) -> str:
@@ -178,6 +186,7 @@ class _SentGen(_ExGen):
     receivers.sent_conditions reads nothing else."""
 
     def _ex_Load(self, e: ir.Load) -> str:
+        assert e.pos == "here", e  # (receivers._sender_known: the read's own value at the edge)
         return pyname(e.var)
 
     def _ex_Ids(self, e: ir.Ids) -> str:
@@ -295,6 +304,8 @@ class CodeGen:
                 body.append(f"{local} = _x{field_of[var]}[E.nbr]")
             elif pos == "self":
                 body.append(f"{local} = {pyname(var)}[E.own]")
+            elif pos in ("nbr_self", "self_nbr"):  # an edge test: the edge set at that edge, if any
+                body.append(f"{local} = E.edge_test({pyname(var)}, {pos!r})")
             else:
                 body.append(f"{local} = E.edge({pyname(var)})")
         name = f"_head{x.id}"

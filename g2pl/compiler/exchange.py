@@ -92,6 +92,11 @@ class Exchange:
         raise NotImplementedError(type(self).__name__)
 
 
+#: the adjacency entries a neighbourhood aggregation's messages travel along, by its `ir.NbrDir`
+_EDGES: dict[str, str] = {"in": "in-edges", "out": "out-edges", "all": "in- and out-edges (every entry)",
+                          "set": "in- and out-edges (one entry per neighbour; the out-edge when both)"}
+
+
 def _record_layout(x: NbrExchange | EndpointRecord, fields: tuple[Field, ...]) -> str:
     if x.transport == "packed":
         bits = packed_bits(fields)
@@ -133,7 +138,7 @@ class NbrExchange(Exchange):
         i = self.instr
         return dict(transport=self.transport, fields=self.fields, record=self.record,
                     presence=self.send is not None, counted=self.counted,
-                    policy="push-pull" if self.push else "pull", per_entry=self.per_entry, out=i.out, op=i.op,
+                    policy="push-pull" if self.push else "pull", per_entry=self.per_entry, dir=i.dir, op=i.op,
                     elem=i.elem, recv=self.recv is not None, along=self.along is not None, known=self.known or "")
 
     def action(self) -> str:
@@ -141,7 +146,7 @@ class NbrExchange(Exchange):
         said = self.decisions()
         cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
         inner = "; ".join(said) + cond if said else cond[2:]
-        return (f"messages along {'out' if i.out else 'in'}-edges -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
+        return (f"messages along {_EDGES[i.dir]} -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
                 + (f" [{inner}]" if inner else "") + f" ({combiner_text(i.op)})")
 
     def decisions(self) -> list[str]:
@@ -174,9 +179,11 @@ class NbrExchange(Exchange):
 
     def summary(self) -> str:
         i = self.instr
-        d = f"{i.op} over {'out' if i.out else 'in'}-neighbours -> {i.target}"
+        d = f"{i.op} over {ir.nbr_words(i.dir)} -> {i.target}"
         if self.send is not None:
             d += f"; records only from senders where {ir.show_ex(self.send)}"
+        elif i.dir == "set":
+            d += "; one record per adjacent vertex (each neighbour once)"
         else:
             d += "; one record per adjacency entry"
         if self.push:
@@ -292,7 +299,7 @@ class CommonExchange(Exchange):
         i = self.instr
         cond = f"; filter {ir.show_ex(i.mask)}" if i.mask is not None else ""
         within = f"; triangles within {i.within}" if i.within is not None else ""
-        sides = "/".join("out" if o else "in" for o in i.outs)
+        sides = "/".join(ir.common_side_word(o) for o in i.outs)
         return (f"common {sides}-neighbours of edge endpoints -> {i.target} = {i.op} of {ir.show_ex(i.value)}"
                 f"{within}{cond}")
 

@@ -45,8 +45,21 @@ ExDom = Literal[Dom, "A", "W"]
 Side = Literal["src", "dst"]
 #: where a read takes its value, relative to the element being computed (see `Load`, `Ids`); in domain
 #: W: the edge (`here`), its endpoints (`src`, `dst`), the common neighbour (`nbr`) and the edges
-#: joining it to the endpoints (`src_nbr`, `dst_nbr`)
-Pos = Literal["here", "nbr", "self", "edge", Side, "src_nbr", "dst_nbr"]
+#: joining it to the endpoints (`src_nbr`, `dst_nbr`).  Edge tests `(a, b) in K` read an edge set at
+#: an edge that may not exist (false there): in domain E the reverse of the element (`rev`, the edge
+#: v -> u of u -> v), in domain A the edge from the neighbour to the receiver (`nbr_self`) or back
+#: (`self_nbr`).  On an undirected graph each of them is the element's (entry's) own edge.
+Pos = Literal["here", "nbr", "self", "edge", Side, "src_nbr", "dst_nbr", "rev", "nbr_self", "self_nbr"]
+#: the neighbours a neighbourhood aggregation ranges over (`nvals`, `outnvals`, `allnvals`, `nbrs`):
+#: in-neighbours, out-neighbours, every in- and out-adjacency entry (a multiset: a neighbour linked
+#: both ways twice), or every adjacent vertex once (a set; its edge the out-edge when both exist).
+#: On an undirected graph all four are the neighbours.
+NbrDir = Literal["in", "out", "all", "set"]
+#: edge positions of the edge tests (see `Pos`): false where the edge does not exist
+EDGE_TEST_POS: tuple[Pos, ...] = ("rev", "nbr_self", "self_nbr")
+#: the built-in edge set of every edge (`E`), as the edge tests `(a, b) in E` read it
+ALL_EDGES_VAR = "@E"
+
 #: a neighbourhood aggregation's combiner (the source language's aggregations but `union`)
 AggOp = Literal["sum", "min", "max", "and", "or", "argmin", "argmax", "avg", "count", "mode"]
 #: an aggregator's combiner: an aggregation, or `pick` (the value of the one element its mask selects)
@@ -56,8 +69,23 @@ ExOp = Literal["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", 
                "min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float",
                "idiv", "bitand", "bitor", "bitxor", "bitnot", "shl", "shr"]
 
+#: which neighbours of an endpoint a common-neighbour aggregation lists: in (False), out (True) or
+#: each adjacent vertex once ("set", `nbrs`)
+CommonSide = bool | Literal["set"]
+
 #: every element type
 ELEMS: tuple[Elem, ...] = get_args(Elem)
+
+
+def common_side_word(side: bool | str) -> str:
+    """`in`, `out` or `in|out` (each adjacent vertex once): one side of a common-neighbour aggregation."""
+    return "in|out" if side == "set" else "out" if side else "in"
+
+
+def nbr_words(d: NbrDir) -> str:
+    """The neighbours of direction `d` in words (plans, IR dumps, code comments)."""
+    return {"in": "in-neighbours", "out": "out-neighbours", "all": "in+out-neighbours",
+            "set": "distinct in/out-neighbours"}[d]
 
 
 def as_elem(word: str) -> Elem:
@@ -311,7 +339,8 @@ class MarkEndpoints(Instr):
 
 @dataclass(frozen=True)
 class NbrReduce(Instr):
-    """target[x] = op over adjacency entries of x (in- or out-neighbours) where `mask` holds, of `value`.
+    """target[x] = op over adjacency entries of x (in-, out-, all or distinct neighbours: `dir`) where
+    `mask` holds, of `value`.
 
     `value` and `mask` are domain-A expressions. Reads at `nbr` are message
     fields (sent by the neighbour); reads at `self`/`edge` are local to x.
@@ -319,7 +348,7 @@ class NbrReduce(Instr):
 
     target: str
     op: AggOp
-    out: bool
+    dir: NbrDir
     value: Ex
     mask: Ex | None
     elem: Elem  # result element type
@@ -336,7 +365,8 @@ class NbrReduce(Instr):
 class CommonReduce(Instr):
     """target[e] = op over the common neighbours w of edge e = (u, v) where `mask` holds, of `value`.
 
-    w ranges over the neighbours of u and of v (in- or out-neighbours, as `outs` says for u and v);
+    w ranges over the neighbours of u and of v (in-, out- or distinct in/out-neighbours, as `outs`
+    says for u and v: False, True, or "set");
     `value` and `mask` are domain-W expressions.  With `within` (an edge set), only triangles whose
     three edges are in it count, and edges outside it get an unspecified value (the lowering sets it
     only where the enclosing comprehension ranges over that set).
@@ -347,7 +377,7 @@ class CommonReduce(Instr):
     value: Ex
     mask: Ex | None
     elem: Elem
-    outs: tuple[bool, bool] = (False, False)
+    outs: tuple[CommonSide, CommonSide] = (False, False)
     within: str | None = None
     exchange = True
 
@@ -555,6 +585,9 @@ def show_ex(e: Ex) -> str:
             return "true" if v else "false"
         return repr(v)
     if isinstance(e, Load):
+        if e.pos in EDGE_TEST_POS:  # an edge test, as the source writes it
+            ends = {"rev": "(dst, src)", "nbr_self": "(nbr, self)", "self_nbr": "(self, nbr)"}[e.pos]
+            return f"({ends} in {'E' if e.var == ALL_EDGES_VAR else e.var})"
         return e.var if e.pos == "here" else f"{e.var}@{e.pos}"
     if isinstance(e, Ids):
         return "id" if e.pos == "here" else f"id@{e.pos}"
@@ -579,14 +612,14 @@ def show_instr(i: Instr) -> str:
         return f"{i.target} = mark-endpoints[{','.join(i.sides)}] where {show_ex(i.mask)}"
     if isinstance(i, NbrReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
-        return f"{i.target} = {i.op} over {'out' if i.out else 'in'}-neighbours of {show_ex(i.value)}{mask}"
+        return f"{i.target} = {i.op} over {nbr_words(i.dir)} of {show_ex(i.value)}{mask}"
     if isinstance(i, GlobalReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
         return f"{i.target} = {i.op} over {i.dom} of {show_ex(i.value)}{mask}"
     if isinstance(i, CommonReduce):
         mask = f" where {show_ex(i.mask)}" if i.mask is not None else ""
         within = f" within {i.within}" if i.within is not None else ""
-        sides = "/".join("out" if o else "in" for o in i.outs)
+        sides = "/".join(common_side_word(o) for o in i.outs)
         return f"{i.target} = {i.op} over common {sides}-neighbours of {show_ex(i.value)}{within}{mask}"
     if isinstance(i, EndpointExchange):
         return ", ".join(f"{t} = {f[0]}@{f[1]}" for f, t in zip(i.fields, i.targets)) + "  (endpoint exchange)"

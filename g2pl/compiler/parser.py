@@ -233,7 +233,13 @@ class _ToAst(Transformer):
     def in_nvals(self, meta, ch):
         left, _in, kw, centre = ch
         return A.InNvals(_span(meta), left, A.NvalsSource(
-            str(centre), str(kw) == "outnvals", Span(kw.line, kw.column, centre.end_line, centre.end_column)))
+            str(centre), _NBR_DIRS[str(kw)], Span(kw.line, kw.column, centre.end_line, centre.end_column)))
+
+    def nbr_word(self, meta, ch):
+        return ch[0]
+
+    def pair(self, meta, ch):
+        return A.Pair(_span(meta), (str(ch[0]), str(ch[1])))
 
     def pat1(self, meta, ch):
         return [str(ch[0])]
@@ -246,7 +252,11 @@ class _ToAst(Transformer):
 
     def nvals_source(self, meta, ch):
         kw, centre = ch
-        return A.NvalsSource(str(centre), str(kw) == "outnvals", _span(meta))
+        return A.NvalsSource(str(centre), _NBR_DIRS[str(kw)], _span(meta))
+
+
+#: the neighbour generators' words -> the neighbours they range over
+_NBR_DIRS: dict[str, ir.NbrDir] = {word: d for d, word in A.NBR_WORDS.items()}
 
 
 # Token names -> words, for "expected ..." messages.
@@ -257,6 +267,7 @@ _TOKEN_WORDS = {
     "ANDAND": "`&&`", "EQOP": "`==`/`!=`", "RELOP": "a comparison", "IN": "`in`", "ADDOP": "`+`/`-`",
     "MULOP": "`*`/`/`/`%`", "DIFF": "`\\`", "UNOP": "`!`", "WHILE": "`while`", "IF": "`if`", "THEN": "`then`",
     "ELSE": "`else`", "RETURN": "`return`", "NVALS": "`nvals`", "OUTNVALS": "`outnvals`",
+    "ALLNVALS": "`allnvals`", "NBRS": "`nbrs`",
     "PROCEDURE": "`procedure`", "BY": "`by`", "FUNCTION": "`function`", "$END": "end of file", "LESSTHAN": "`<`",
     "MORETHAN": "`>`",
 }

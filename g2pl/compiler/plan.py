@@ -115,10 +115,8 @@ class Plan:
             for x in s.exchange:
                 i = x.instr
                 if isinstance(i, ir.NbrReduce):
-                    if i.out:
-                        need_out = True
-                    else:
-                        need_in = True
+                    need_in = need_in or i.dir != "out"
+                    need_out = need_out or i.dir != "in"
                 elif isinstance(i, ir.EndpointExchange):
                     need_in = need_out = True
         return need_in or not need_out, need_out

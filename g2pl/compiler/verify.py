@@ -55,7 +55,8 @@ from g2pl.compiler.analysis import assigned_into, initially, state_out
 from g2pl.compiler.plan import Branch, Halt, Plan
 
 _POSITIONS: dict[ir.ExDom, set[ir.Pos]] = {
-    "S": {"here"}, "V": {"here"}, "E": {"here", "src", "dst"}, "A": {"here", "nbr", "self", "edge"},
+    "S": {"here"}, "V": {"here"}, "E": {"here", "src", "dst", "rev"},
+    "A": {"here", "nbr", "self", "edge", "nbr_self", "self_nbr"},
     "W": {"here", "src", "dst", "nbr", "src_nbr", "dst_nbr"},
 }
 
@@ -144,7 +145,9 @@ def _check_ex(e: ir.Ex | None, dom: ir.ExDom, vars_: dict[str, ir.Ty], where: st
                 raise PlanError(f"{where}: position {n.pos} is not valid in domain {dom}")
             if dom == "V" and n.kind != "vertex" or dom == "E" and n.kind != "edge":
                 raise PlanError(f"{where}: {n.kind} variable {n.var} read in domain {dom}")
-            if dom == "A" and (n.pos == "edge") != (n.kind == "edge"):
+            if n.pos in ir.EDGE_TEST_POS and (n.kind != "edge" or n.elem != "bool"):
+                raise PlanError(f"{where}: edge test reads {n.var}, which is no edge set")
+            if dom == "A" and (n.pos in ("edge", "nbr_self", "self_nbr")) != (n.kind == "edge"):
                 raise PlanError(f"{where}: {n.kind} variable {n.var} read at {n.pos}")
             if dom == "W" and (n.pos in ("here", "src_nbr", "dst_nbr")) != (n.kind == "edge"):
                 raise PlanError(f"{where}: {n.kind} variable {n.var} read at {n.pos}")

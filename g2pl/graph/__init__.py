@@ -3,6 +3,8 @@
 `load_graph(spec, directed, seed)` is the one entry point the CLI and runtime
 need; `parse_graph_spec` validates a `--graph` argument without loading it;
 `save_graph` writes the `.g2g` binary form that `load_graph` memory-maps.
+LDBC Graphalytics graphs (NAME.v + NAME.e + NAME.properties): graphalytics.py
+decides the files and the direction, loaders.py reads them.
 """
 
 from g2pl.graph.binary import load_binary, save_graph
@@ -12,6 +14,7 @@ from g2pl.graph.loaders import (
     EDGE_LIST_EXTS,
     FORMAT_BY_EXT,
     GraphSpec,
+    ReadOptions,
     load_edge_list,
     load_graph,
     load_mtx,
@@ -26,6 +29,7 @@ __all__ = [
     "MAX_VERTEX_ID",
     "Graph",
     "GraphSpec",
+    "ReadOptions",
     "build_graph",
     "load_binary",
     "generate",

@@ -19,9 +19,10 @@ for its own temporaries (memory.temporaries_returned asks `tuned()`).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import os
 import sys
+from collections.abc import Callable
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_MAX = -4
@@ -46,13 +47,24 @@ def tune() -> bool:
 def _mallopt() -> bool:
     if os.environ.get("G2PL_MALLOC_TUNING", "1") == "0" or not sys.platform.startswith("linux"):
         return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+    mallopt = libc_mallopt()
+    if mallopt is None:  # not glibc (musl has no mallopt)
         return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_BYTES))
+
+
+@functools.lru_cache(maxsize=1)
+def libc_mallopt() -> Callable[[int, int], int] | None:
+    """glibc's `mallopt`, or None.  Looked up among the symbols the process has loaded (libc is one),
+    not with `ctypes.util.find_library`, which runs `ldconfig -p` in a subprocess on every call."""
+    for lib in (None, "libc.so.6"):
+        try:
+            fn = ctypes.CDLL(lib).mallopt
+        except (OSError, AttributeError):
+            continue
+        fn.argtypes = (ctypes.c_int, ctypes.c_int)
+        return fn
+    return None
 
 
 def warm(nbytes: int) -> None:

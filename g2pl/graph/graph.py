@@ -16,7 +16,7 @@ build in a few seconds, so there is no Python loop over edges or vertices.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,12 +24,10 @@ import numpy as np
 
 from g2pl.errors import G2PLError
 from g2pl.graph.lazy import LazyArrays
+from g2pl.graph.sorts import TargetKeys, by_target, row_pointers, sort_unique_pairs
 
 #: Vertex IDs must be below this (the runtime may use spare high bits / -1 sentinels).
 MAX_VERTEX_ID = 1 << 62
-
-# Largest n for which the (a * n + b) edge key fits in int64.
-_MAX_N_FOR_PAIR_KEY = 3_037_000_499
 
 #: Vertex and edge indices are int32 below this count (tests lower it to exercise the int64 path).
 INDEX32_LIMIT = 1 << 31
@@ -142,8 +140,9 @@ class Graph(LazyArrays):
         return from_networkx(G, weight=weight, name=name)
 
     @classmethod
-    def from_scipy(cls, matrix: Any, directed: bool = False, name: str = "scipy") -> Graph:
-        """A graph from a (sparse) adjacency matrix, indices = vertex IDs; see `from_scipy`."""
+    def from_scipy(cls, matrix: Any, directed: bool | None = None, name: str = "scipy") -> Graph:
+        """A graph from a (sparse) adjacency matrix, indices = vertex IDs; directed unless symmetric
+        (when not said); see `from_scipy`."""
         return from_scipy(matrix, directed=directed, name=name)
 
 
@@ -182,6 +181,9 @@ def _relabel(s: np.ndarray, d: np.ndarray, extra: np.ndarray) -> tuple[np.ndarra
     if total == 0:
         return np.zeros(0, np.int64), s, d
     hi = max(int(a.max()) for a in (s, d, extra) if a.size)
+    k = extra.size
+    if k > hi and int(extra[0]) == 0 and bool(np.all(np.diff(extra) == 1)):
+        return np.arange(k, dtype=np.int64), s, d  # `extra` is 0..k-1 (generators): identity, no pass
     if hi + 1 <= 2 * total + (1 << 24):
         # Dense-enough IDs: a presence mask is O(E + maxid) and far faster than sorting.
         present = np.zeros(hi + 1, dtype=bool)
@@ -211,149 +213,98 @@ def _relabel(s: np.ndarray, d: np.ndarray, extra: np.ndarray) -> tuple[np.ndarra
     return ids, idx[: s.size], idx[s.size : s.size + d.size]
 
 
-def _compact(key: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """`key[keep]` written over `key` itself, chunk by chunk, and the buffer shrunk: no second copy."""
-    w = 0
-    for lo in range(0, key.size, _CHUNK):
-        sel = key[lo : lo + _CHUNK][keep[lo : lo + _CHUNK]]
-        key[w : w + sel.size] = sel
-        w += sel.size
-    del sel
-    key.resize(w, refcheck=False)  # realloc in place; nothing else refers to this buffer
-    return key
-
-
 def _dedup(pair: list, w: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Sort edges by (a, b), merging duplicates and keeping the smallest weight.
-
-    Edges become one int64 key a * n + b, sorted in place (NumPy's SIMD sort of
-    plain integers is faster here than any counting pass in NumPy), compacted in
-    place, and split back in chunks into index arrays of the narrowest type: the
-    peak is the key array plus the two inputs, never several int64 copies.
-    `pair` is [a, b], emptied here so that the inputs are freed once keyed.
-    """
-    a, b = pair
-    pair.clear()
+    """Sort edges by (a, b), merging duplicates and keeping the smallest weight (`sorts.sort_unique_pairs`;
+    a self-loop is kept like any edge: the caller has dropped and counted them). `pair` is [a, b],
+    emptied here, in the narrowest index type for n."""
     vt = index_dtype(n)
-    if a.size == 0:
-        return a.astype(vt), b.astype(vt), w
-    if n > _MAX_N_FOR_PAIR_KEY:  # never in practice: lexicographic sort
-        order = np.lexsort((b, a))
-        a, b = a[order], b[order]
-        w = None if w is None else w[order]
-        first = np.empty(a.size, dtype=bool)
-        first[0] = True
-        first[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
-        starts = np.flatnonzero(first)
-        if w is not None:
-            w = np.minimum.reduceat(w, starts)
-        return a[starts], b[starts], w
-    key = np.empty(a.size, dtype=np.int64)
-    for lo in range(0, a.size, _CHUNK):
-        k = key[lo : lo + _CHUNK]
-        np.multiply(a[lo : lo + _CHUNK], n, out=k, dtype=np.int64)
-        k += b[lo : lo + _CHUNK]
-    del a, b
-    if w is None:
-        key.sort()
-    elif not bool(np.all(key[1:] >= key[:-1])):
-        order = np.argsort(key)  # stability not needed: each group keeps its minimum
-        key = key[order]
-        w = w[order]
-        del order
-    first = np.empty(key.size, dtype=bool)
-    first[0] = True
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    if w is not None:
-        w = np.minimum.reduceat(w, np.flatnonzero(first))
-    key = _compact(key, first)
-    del first
-    src = np.empty(key.size, dtype=vt)
-    dst = np.empty(key.size, dtype=vt)
-    for lo in range(0, key.size, _CHUNK):
-        q, r = np.divmod(key[lo : lo + _CHUNK], n)
-        src[lo : lo + _CHUNK] = q
-        dst[lo : lo + _CHUNK] = r
-    return src, dst, w
-
-
-def _order_by_dst(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
-    """Edge ids sorted by (dst, src), given edges already sorted by (src, dst); narrowest index type.
-
-    Within one dst, edge id order is src order, so sorting the unique key
-    dst * m + eid (a fast SIMD sort of plain int64) is enough; no stable argsort.
-    """
-    m = src.size
-    et = index_dtype(m)
-    if m == 0:
-        return np.zeros(0, dtype=et)
-    if n * m >= (1 << 62):
-        return np.argsort(dst, kind="stable").astype(et)
-    key = np.empty(m, dtype=np.int64)
-    for lo in range(0, m, _CHUNK):
-        k = key[lo : lo + _CHUNK]
-        np.multiply(dst[lo : lo + _CHUNK], m, out=k, dtype=np.int64)
-        k += np.arange(lo, lo + k.size, dtype=np.int64)
-    key.sort()
-    out = np.empty(m, dtype=et)
-    for lo in range(0, m, _CHUNK):
-        out[lo : lo + _CHUNK] = key[lo : lo + _CHUNK] % m
-    return out
-
-
-def _indptr(deg: np.ndarray) -> np.ndarray:
-    out = np.zeros(deg.size + 1, dtype=np.int64)
-    np.cumsum(deg, out=out[1:])
-    return out
+    pair[:] = [x.astype(vt, copy=False) for x in pair]
+    a, b, w, _ = sort_unique_pairs(pair, n, w, drop_loops=False, chunk=_CHUNK)
+    return a, b, w
 
 
 def _csr(src: np.ndarray, dst: np.ndarray, n: int, directed: bool) -> tuple[np.ndarray, ...]:
-    """CSR arrays (in_indptr, in_nbr, in_eid, out_indptr, out_nbr, out_eid).
+    """CSR arrays (in_indptr, in_nbr, in_eid, out_indptr, out_nbr, out_eid) of edges sorted by (src, dst)."""
+    return _adjacency([src, dst], n, directed)[2:]
+
+
+def _adjacency(edges: list, n: int, directed: bool) -> tuple[np.ndarray, ...]:
+    """(src, dst, in_indptr, in_nbr, in_eid, out_indptr, out_nbr, out_eid) of the edges [src, dst]
+    sorted by (src, dst) (the list is emptied).
 
     Row pointers are int64; neighbours have src's type and edge ids the narrowest
     type for m. The out-neighbours of a directed graph are `dst` itself (edges are
-    sorted by source), so that array is shared, not copied.
+    sorted by source), so that array is shared, not copied. The in-direction takes
+    the edges in (dst, src) order from one sort of packed keys (`sorts.TargetKeys`, or
+    `sorts.by_target` for graphs too large to pack source, id and destination in 64 bits).
     """
+    src, dst = edges
+    edges.clear()
     m = src.size
-    et = index_dtype(m)
-    deg_out = np.bincount(src, minlength=n)
-    deg_in = np.bincount(dst, minlength=n)
-    by_dst = _order_by_dst(src, dst, n)
+    vt, et = src.dtype, index_dtype(m)
+    sptr = row_pointers(src, n)
+    dptr = row_pointers(dst, n)
+    keyed: TargetKeys | None = None
+    by_dst = np.zeros(0, dtype=et)
+    dropped = TargetKeys.fits(n, m)
+    if dropped:  # sources and ids decode from the keys: `src` is made again at the end
+        keyed = TargetKeys(src, dst, n, _CHUNK)
+        del src
+    else:
+        by_dst = by_target(dst, n, et, _CHUNK)
+
+    def lower(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """(sources, edge ids) of the edges a..b-1 in (dst, src) order."""
+        if keyed is not None:
+            return keyed.sources(a, b), keyed.eids(a, b, et)
+        e = by_dst[a:b]
+        return src[e], e
+
+    def edge_sources() -> np.ndarray:
+        """`src`, made again from the row pointers when it was let go (after the keys are gone)."""
+        return np.repeat(np.arange(n, dtype=vt), np.diff(sptr)) if dropped else src
+
     if directed:
-        in_nbr = np.empty(m, dtype=src.dtype)
+        in_nbr = np.empty(m, dtype=vt)
+        in_eid = np.empty(m, dtype=et) if keyed is not None else by_dst
         for lo in range(0, m, _CHUNK):
-            in_nbr[lo : lo + _CHUNK] = src[by_dst[lo : lo + _CHUNK]]
-        return _indptr(deg_in), in_nbr, by_dst, _indptr(deg_out), dst, np.arange(m, dtype=et)
+            hi = min(lo + _CHUNK, m)
+            in_nbr[lo:hi], in_eid[lo:hi] = lower(lo, hi)
+        keyed = None
+        return edge_sources(), dst, dptr, in_nbr, in_eid, sptr, dst, np.arange(m, dtype=et)
     # Undirected (src < dst): row r = [edges with dst == r, by src] + [edges with src == r, by dst];
     # the first block's neighbours are < r and the second's > r, so each row comes out sorted. Both
-    # blocks are filled in order (by_dst is in dst order, the edges in src order), so a chunk of rows
-    # takes the next entries of each through a boolean mask: sequential stores, no scatter.
-    indptr = _indptr(deg_in + deg_out)
-    nbr = np.empty(2 * m, dtype=src.dtype)
+    # blocks are filled in order (`lower` reads the edges in dst order, `dst` is in src order), so a
+    # chunk of rows takes the next entries of each through a boolean mask: sequential stores.
+    indptr = sptr + dptr
+    del dptr  # the edges by destination before row r: indptr[r] - sptr[r]
+    nbr = np.empty(2 * m, dtype=vt)
     eids = np.empty(2 * m, dtype=et)
     pattern = np.tile(np.array([True, False]), min(n, _CHUNK))
-    taken_in = taken_out = 0
-    r0 = 0
-    while r0 < n:  # rows [r0, r1) hold about _CHUNK entries (at least one row)
-        r1 = max(r0 + 1, min(n, int(np.searchsorted(indptr, indptr[r0] + _CHUNK, side="right")) - 1, r0 + _CHUNK))
+    for r0, r1, lo, hi in _row_chunks(indptr, max(1, _CHUNK // 2)):  # half: decoded keys are 3x wider
         lens = np.empty(2 * (r1 - r0), dtype=np.int64)
-        lens[0::2] = deg_in[r0:r1]
-        lens[1::2] = deg_out[r0:r1]
+        np.subtract(sptr[r0 + 1 : r1 + 1], sptr[r0:r1], out=lens[1::2])
+        np.subtract(indptr[r0 + 1 : r1 + 1], indptr[r0:r1], out=lens[0::2])
+        lens[0::2] -= lens[1::2]
         first = np.repeat(pattern[: lens.size], lens)
-        lo, hi = int(indptr[r0]), int(indptr[r1])
-        k = int(np.count_nonzero(first))
-        e = by_dst[taken_in : taken_in + k]
         seg_n, seg_e = nbr[lo:hi], eids[lo:hi]
-        seg_n[first] = src[e]
-        seg_e[first] = e
+        seg_n[first], seg_e[first] = lower(lo - int(sptr[r0]), hi - int(sptr[r1]))
         np.logical_not(first, out=first)
-        c = hi - lo - k
-        seg_n[first] = dst[taken_out : taken_out + c]
-        seg_e[first] = np.arange(taken_out, taken_out + c, dtype=et)
-        taken_in += k
-        taken_out += c
+        a, b = int(sptr[r0]), int(sptr[r1])
+        seg_n[first] = dst[a:b]
+        seg_e[first] = np.arange(a, b, dtype=et)
+    keyed = None
+    return edge_sources(), dst, indptr, nbr, eids, indptr, nbr, eids
+
+
+def _row_chunks(ptr: np.ndarray, step: int) -> Iterator[tuple[int, int, int, int]]:
+    """(r0, r1, ptr[r0], ptr[r1]) for runs of at most `step` rows holding about `step` entries (at least
+    one row)."""
+    n, r0 = ptr.size - 1, 0
+    while r0 < n:
+        r1 = max(r0 + 1, min(n, int(np.searchsorted(ptr, ptr[r0] + step, side="right")) - 1, r0 + step))
+        yield r0, r1, int(ptr[r0]), int(ptr[r1])
         r0 = r1
-    return indptr, nbr, eids, indptr, nbr, eids
 
 
 def _check_weights(weight: Any, size: int, name: str) -> np.ndarray:
@@ -412,10 +363,9 @@ def build_graph_from(
 ) -> Graph:
     """`build_graph` taking the [src, dst] arrays in a list it empties: a caller that drops its own
     references (a generator, a loader) lets each input array be freed as soon as it is consumed.
-    With `owned`, the arrays are the caller's to give away and may be overwritten."""
+    The arrays are only read, never overwritten, whether `owned` (the caller's to give away) or not."""
     s = _as_id_array(edges[0], "src", name)
     d = _as_id_array(edges[1], "dst", name)
-    own_d = owned or d is not edges[1]  # may `d` be overwritten?
     edges.clear()
     if s.size != d.size:
         raise G2PLError(f"src and dst have different lengths ({s.size} and {d.size})", file=name)
@@ -431,31 +381,17 @@ def build_graph_from(
     if s.dtype != vt:  # e.g. int64 IDs parsed from text: narrowed now, before the edge-sized passes
         s = s.astype(vt)
     if d.dtype != vt:
-        d, own_d = d.astype(vt), True
+        d = d.astype(vt)
 
-    keep = s != d
-    loops = n_input - int(np.count_nonzero(keep))
-    if loops:
-        s = s[keep]
-        d, own_d = d[keep], True
-        if w is not None:
-            w = w[keep]
-    del keep
-    if not directed:
-        lo = np.minimum(s, d)
-        if own_d:
-            np.maximum(s, d, out=d)
-        else:
-            d = np.maximum(s, d)
-        s = lo
-        del lo
     pair = [s, d]
     del s, d
-    a, b, w = _dedup(pair, w, n)
+    a, b, w, loops = sort_unique_pairs(pair, n, w, undirected=not directed, chunk=_CHUNK)
     m = int(a.size)
     dups = n_input - loops - m
 
-    in_indptr, in_nbr, in_eid, out_indptr, out_nbr, out_eid = _csr(a, b, n, directed)
+    pair = [a, b]
+    del a, b
+    a, b, in_indptr, in_nbr, in_eid, out_indptr, out_nbr, out_eid = _adjacency(pair, n, directed)
     deg = np.diff(in_indptr) + (np.diff(out_indptr) if directed else 0)
     full_info: dict[str, Any] = dict(info or {})
     full_info.update(
@@ -544,14 +480,20 @@ def from_networkx(G: Any, weight: str | None = "weight", name: str | None = None
                        info={"format": "networkx"})
 
 
-def from_scipy(matrix: Any, directed: bool = False, name: str = "scipy") -> Graph:
+def from_scipy(matrix: Any, directed: bool | None = None, name: str = "scipy") -> Graph:
     """A `Graph` from a (sparse) adjacency matrix: entry (i, j) = edge i -> j with weight A[i, j].
 
     Every row and column index 0..max(rows, cols)-1 is a vertex ID (isolated
     ones too). Stored entries are edges (an explicitly stored 0 is an edge of
-    weight 0); a bool matrix gives an unweighted graph. For an undirected graph
-    a symmetric matrix stores each edge twice; only the upper triangle is used
-    then, so nothing is counted as a duplicate.
+    weight 0); a bool matrix gives an unweighted graph.
+
+    `directed=None` (the default) decides from the matrix: a symmetric one (the
+    same entries stored, with the same values, on both sides of the diagonal) is
+    undirected, any other directed.  An undirected graph needs a symmetric
+    matrix: `directed=False` with any other is an error, never a silent
+    symmetrisation (which of A[i, j] and A[j, i] would be the weight?).  A
+    symmetric matrix stores each undirected edge twice; only the upper triangle
+    is read, so nothing is counted as a duplicate.
     """
     import scipy.sparse as sp
 
@@ -568,10 +510,46 @@ def from_scipy(matrix: Any, directed: bool = False, name: str = "scipy") -> Grap
     col = np.asarray(coo.col, dtype=np.int64)
     data = np.asarray(coo.data)
     weighted = data.dtype.kind != "b"
-    if not directed and coo.shape[0] == coo.shape[1] and coo.nnz:
-        csr = sp.csr_array(matrix)
-        if (csr != csr.T).nnz == 0:
+    if directed is not True:
+        why = _asymmetry(coo)
+        if why is not None and directed is False:
+            raise G2PLError(f"directed=False needs a symmetric matrix, and this one is not: {why}; pass "
+                            "directed=True (or leave directed out), or symmetrise it first, e.g. A.maximum(A.T)",
+                            file=name)
+        if why is None:
             keep = row <= col
             row, col, data = row[keep], col[keep], data[keep]
+        directed = why is not None
     return build_graph(row, col, data if weighted else None, directed=directed, name=name,
                        extra_ids=np.arange(nv, dtype=np.int64), info={"format": "scipy"})
+
+
+def _asymmetry(coo: Any) -> str | None:
+    """Why a sparse matrix is not symmetric (its first entry, row-major, without its mirror), or None
+    when it is: square, the same entries stored on both sides of the diagonal (explicit zeros
+    count: they are edges), with equal values."""
+    import scipy.sparse as sp
+
+    if coo.shape[0] != coo.shape[1]:
+        return f"it is {coo.shape[0]} x {coo.shape[1]}, not square"
+    if coo.nnz == 0:
+        return None
+    a = sp.csr_array(coo)  # duplicate entries summed, as SciPy reads them
+    a.sort_indices()
+    t = sp.csr_array(a.T)
+    t.sort_indices()
+    r = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
+    rt = np.repeat(np.arange(t.shape[0]), np.diff(t.indptr))
+    n = a.shape[0]
+    ka, kt = r * n + a.indices, rt * n + t.indices  # each ascending: rows, then sorted columns
+    if ka.size == kt.size and np.array_equal(ka, kt):
+        diff = a.data != t.data
+        if not bool(diff.any()):
+            return None
+        k = int(np.argmax(diff))
+        i, j = int(r[k]), int(a.indices[k])
+        return f"A[{i}, {j}] = {a.data[k].item()!r} but A[{j}, {i}] = {t.data[k].item()!r}"
+    missing = np.setdiff1d(ka, kt, assume_unique=True)
+    k = int(missing[0]) if missing.size else int(np.setdiff1d(kt, ka, assume_unique=True)[0])
+    i, j = divmod(k, n)
+    return f"A[{i}, {j}] is stored but A[{j}, {i}] is not"

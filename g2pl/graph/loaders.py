@@ -35,6 +35,7 @@ from g2pl.graph.binary import EXT as BINARY_EXT
 from g2pl.graph.binary import load_binary, open_graph_file
 from g2pl.graph.generators import GENERATOR_FORMS, generate, looks_like_generator, parse_generator
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
+from g2pl.graph.graphalytics import layout
 from g2pl.graph.memory import check_declared, check_fits, temporaries_returned
 from g2pl.graph.share import EdgeShare, agreed
 from g2pl.graph.textblocks import BlockSource, block_ends
@@ -46,11 +47,13 @@ FORMAT_BY_EXT: dict[str, str] = {
     **{ext: "edgelist" for ext in EDGE_LIST_EXTS},
     ".mtx": "mtx",
     ".npz": "npz",
+    ".e": "graphalytics",
     BINARY_EXT: "binary",
 }
 
 _ACCEPTED = (
     f"accepted: {' '.join(EDGE_LIST_EXTS)} (edge lists 'u v [weight]'), .mtx (Matrix Market), "
+    ".e (LDBC Graphalytics edges, with NAME.v beside), "
     f".npz (NumPy arrays src, dst[, weight, ids]), {BINARY_EXT} (made by `g2pl convert`), or a generator {', '.join(GENERATOR_FORMS.values())}"
 )
 
@@ -68,8 +71,9 @@ _COMMENT_RE = re.compile(r"[#%]")
 class GraphSpec:
     """What a `--graph` argument names, checked without touching the file system contents.
 
-    kind is "file" or "generator"; format is "edgelist", "mtx", "npz" (files) or
-    "kron", "ws", "er" (generators); params holds validated generator parameters.
+    kind is "file" or "generator"; format is "edgelist", "mtx", "npz", "graphalytics",
+    "binary" (files) or "kron", "ws", "er" (generators); params holds validated
+    generator parameters.
     """
 
     spec: str
@@ -92,21 +96,71 @@ def parse_graph_spec(spec: str) -> GraphSpec:
     ext = os.path.splitext(spec)[1].lower()
     fmt = FORMAT_BY_EXT.get(ext)
     if fmt is None:
+        if ext in (".v", ".properties"):
+            raise G2PLError(f"a Graphalytics graph is named by its edge file: pass NAME.e (its {ext} file is "
+                            "read from beside it)", file=spec)
         what = f"extension '{ext}'" if ext else "no extension"
         raise G2PLError(f"unsupported graph file ({what}); {_ACCEPTED}", file=spec)
     return GraphSpec(spec=spec, kind="file", format=fmt, path=spec)
 
 
-def load_graph(spec: str, directed: bool = False, seed: int = 0) -> Graph:
-    """Load a graph file or run a generator; `seed` only matters for generators."""
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read a graph file beyond what its name says (`g2pl run --vertices/--header/--mtx-base`).
+
+    `vertices`: a file of vertex IDs, one a line (edge lists: added even when isolated;
+    Graphalytics: the vertex file instead of NAME.v).  `header`: an edge list's first data
+    line names the columns and is skipped.  `mtx_base`: the vertex ID of a Matrix Market
+    file's first row and column, 1 (as written) or 0.
+    """
+
+    vertices: str | None = None
+    header: bool = False
+    mtx_base: int = 1
+
+    def check(self, gs: GraphSpec) -> None:
+        """Refuse an option the graph's format does not read: silently ignoring it would hide a mistake."""
+        what = f"{gs.format} generator" if gs.kind == "generator" else {
+            "edgelist": "an edge list", "mtx": "a Matrix Market file", "npz": "an .npz file",
+            "graphalytics": "a Graphalytics edge file", "binary": f"a {BINARY_EXT} file"}[gs.format]
+        if self.vertices is not None and gs.format not in ("edgelist", "graphalytics"):
+            raise G2PLError(f"--vertices: the graph is {what}; vertex files go with edge lists and "
+                            "Graphalytics .e files", file=gs.spec)
+        if self.header and gs.format != "edgelist":
+            raise G2PLError(f"--header: the graph is {what}; only edge lists have header lines", file=gs.spec)
+        if self.mtx_base not in (0, 1):
+            raise G2PLError(f"--mtx-base {self.mtx_base}: expected 0 or 1", file=gs.spec)
+        if self.mtx_base != 1 and gs.format != "mtx":
+            raise G2PLError(f"--mtx-base: the graph is {what}, not a Matrix Market file", file=gs.spec)
+
+
+def load_graph(spec: str, directed: bool | None = None, seed: int = 0, *, vertices: str | None = None,
+               header: bool = False, mtx_base: int = 1) -> Graph:
+    """Load a graph file or run a generator; `seed` only matters for generators.
+
+    `directed=None` (not said) is undirected, except for a Graphalytics graph whose
+    properties file says otherwise.  `vertices`, `header` and `mtx_base` are `ReadOptions`.
+    """
+    return load_with(spec, directed, seed, ReadOptions(vertices, header, mtx_base))
+
+
+def load_with(spec: str, directed: bool | None, seed: int, read: ReadOptions) -> Graph:
+    """`load_graph` with its file options in one `ReadOptions`."""
     gs = parse_graph_spec(spec)
+    read.check(gs)
     check_fits(gs)  # refuse up front what cannot fit, instead of dying half-way
     try:
         with temporaries_returned():
             if gs.kind == "generator":
-                return generate(spec, directed=directed, seed=seed)
+                return generate(spec, directed=bool(directed), seed=seed)
             assert gs.path is not None
-            return _LOADERS[gs.format](gs.path, directed)
+            if gs.format == "graphalytics":
+                return load_graphalytics(gs.path, directed, vertices=read.vertices)
+            if gs.format == "edgelist":
+                return load_edge_list(gs.path, bool(directed), vertices=read.vertices, header=read.header)
+            if gs.format == "mtx":
+                return load_mtx(gs.path, bool(directed), base=read.mtx_base)
+            return _LOADERS[gs.format](gs.path, bool(directed))
     except MemoryError:
         raise G2PLRuntimeError(f"not enough memory to build the graph '{spec}'", file=spec) from None
 
@@ -189,14 +243,17 @@ class _Table:
     data: bytes
     offset: int  # byte offset of the first data line
     lineno: int  # its 1-based line number
-    ncols: int  # 2 (u v) or 3 (u v weight)
+    ncols: int  # 1 (a vertex file's IDs), 2 (u v) or 3 (u v weight)
     comma: bool
-    bounds: tuple[tuple[int, int, str], tuple[int, int, str]]  # (lo, hi exclusive, label) per ID column
+    bounds: tuple[tuple[int, int, str], ...]  # (lo, hi exclusive, label) per ID column
     col_desc: str
     as_file: bool = True  # data equals the file's bytes (after any BOM), so NumPy may read the file
     expected_rows: int | None = None  # .mtx: entries declared on the size line
     size_lineno: int | None = None
     first_lineno: int | None = None  # the file's first data line, when `data` is a later byte range of it
+    #: (byte offset, rows before it) of each block `_load_rows` parsed, so that `_row_line` can find a
+    #: row's line again without rescanning the whole text
+    marks: list[tuple[int, int]] = field(default_factory=list)
 
 
 _Rows = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
@@ -218,16 +275,18 @@ def _load_rows(t: _Table) -> _Rows:
     by the file's line count, so the temporaries are those of one block.
     """
     data = t.data
-    # A data row takes a line and at least 4 bytes ("1 2\n"); np.empty only reserves, the
-    # pages are touched as rows arrive, so blank-line padding costs no memory.
-    cap = min(data.count(b"\n", t.offset) + 1, (len(data) - t.offset) // 4 + 1)
+    # A data row takes a line and at least 4 bytes ("1 2\n"; 2 for an ID alone); np.empty only
+    # reserves, the pages are touched as rows arrive, so blank-line padding costs no memory.
+    cap = min(data.count(b"\n", t.offset) + 1, (len(data) - t.offset) // (2 if t.ncols == 1 else 4) + 1)
     u = np.empty(cap, dtype=np.int64)
-    v = np.empty(cap, dtype=np.int64)
+    v = np.empty(cap if t.ncols >= 2 else 0, dtype=np.int64)
     w = np.empty(cap, dtype=np.float64) if t.ncols == 3 else None
     n = 0
     lo = t.offset
+    t.marks.clear()
     with BlockSource() as source:
         for hi in block_ends(data, t.offset, len(data)):
+            t.marks.append((lo, n))
             rows = _parse_chunk(t, source(_piece_bytes(t, lo, hi)), 0, "utf-8", n)
             if rows is None:
                 parts: list[_Rows] = []
@@ -235,7 +294,8 @@ def _load_rows(t: _Table) -> _Rows:
                 rows = _concat(t, parts)
             k = rows[0].size
             u[n : n + k] = rows[0]
-            v[n : n + k] = rows[1]
+            if t.ncols >= 2:
+                v[n : n + k] = rows[1]
             if w is not None:
                 w[n : n + k] = rows[2]
             n += k
@@ -246,7 +306,32 @@ def _load_rows(t: _Table) -> _Rows:
             file=t.path,
             line=t.size_lineno,
         )
-    return _trim(u, n), _trim(v, n), (None if w is None else _trim(w, n))
+    return _trim(u, n), (_trim(v, n) if t.ncols >= 2 else v), (None if w is None else _trim(w, n))
+
+
+def _row_line(t: _Table, k: int) -> int | None:
+    """The 1-based line of data row `k` (0-based, in file order) of a table `_load_rows` has read: for
+    errors found only after parsing (an edge endpoint missing from the vertex file).  Scans one
+    block line by line, the one holding the row.  None if the text has fewer rows (a file changed
+    since it was parsed)."""
+    pos, before = t.offset, 0
+    for block_lo, rows_before in t.marks:
+        if rows_before > k:
+            break
+        pos, before = block_lo, rows_before
+    line = t.lineno + t.data.count(b"\n", t.offset, pos)
+    while True:
+        found = _next_data_line(t.data, pos, line)
+        if found is None:
+            return None
+        pos, line, _ = found
+        if before == k:
+            return line
+        before += 1
+        pos = t.data.find(b"\n", pos) + 1
+        if pos == 0:
+            return None
+        line += 1
 
 
 def _trim(a: np.ndarray, n: int) -> np.ndarray:
@@ -273,7 +358,7 @@ def _concat(t: _Table, parts: list[_Rows]) -> _Rows:
 
 def _parse_chunk(t: _Table, source: Any, skip: int, enc: str, rows_before: int) -> _Rows | None:
     """NumPy's C parser plus vectorized checks of every rule; None when anything is off."""
-    if t.ncols == 2:
+    if t.ncols <= 2:
         dtype: Any = np.int64
     else:
         dtype = np.dtype([("u", np.int64), ("v", np.int64), ("w", np.float64)])
@@ -286,7 +371,7 @@ def _parse_chunk(t: _Table, source: Any, skip: int, enc: str, rows_before: int) 
                 comments="#",
                 delimiter="," if t.comma else None,
                 skiprows=skip,
-                ndmin=2 if t.ncols == 2 else 1,
+                ndmin=2 if t.ncols <= 2 else 1,
                 encoding=enc,
                 quotechar=None,
             )
@@ -294,12 +379,14 @@ def _parse_chunk(t: _Table, source: Any, skip: int, enc: str, rows_before: int) 
         return None
     except OSError as e:
         raise G2PLError(f"cannot read the graph file: {e.strerror or e}", file=t.path) from None
+    empty = np.zeros(0, dtype=np.int64)
     if arr.size == 0:  # only comments / blank lines
-        empty = np.zeros(0, dtype=np.int64)
         return empty, empty, (np.zeros(0, dtype=np.float64) if t.ncols == 3 else None)
-    if t.ncols == 2 and arr.shape[1] != 2:  # loadtxt takes the column count from the first row
+    if t.ncols <= 2 and arr.shape[1] != t.ncols:  # loadtxt takes the column count from the first row
         return None
-    if t.ncols == 2:
+    if t.ncols == 1:
+        u, v, w = np.ascontiguousarray(arr[:, 0]), empty, None
+    elif t.ncols == 2:
         u = np.ascontiguousarray(arr[:, 0])
         v = np.ascontiguousarray(arr[:, 1])
         w = None
@@ -308,7 +395,7 @@ def _parse_chunk(t: _Table, source: Any, skip: int, enc: str, rows_before: int) 
         v = np.ascontiguousarray(arr["v"])
         w = np.ascontiguousarray(arr["w"])
     del arr
-    for col, (lo, hi, _) in zip((u, v), t.bounds, strict=True):
+    for col, (lo, hi, _) in zip((u, v)[: len(t.bounds)], t.bounds, strict=True):
         if int(col.min()) < lo or int(col.max()) >= hi:
             return None
     if w is not None and not (bool(np.isfinite(w).all()) and bool((w >= 0).all())):
@@ -402,7 +489,8 @@ def _validate_lines(t: _Table, lo: int, hi: int, lineno: int, rows_before: int) 
         msg: str | None = None
         if len(tokens) != t.ncols:
             sep = "comma-separated " if t.comma else ""
-            msg = f"expected {t.ncols} {sep}columns ({t.col_desc}), found {len(tokens)}"
+            cols = "1 column" if t.ncols == 1 else f"{t.ncols} {sep}columns"
+            msg = f"expected {cols} ({t.col_desc}), found {len(tokens)}"
             first = t.lineno if t.first_lineno is None else t.first_lineno
             if line != first:
                 msg += f" (line {first}, the first data line, has {t.ncols})"
@@ -420,7 +508,8 @@ def _validate_lines(t: _Table, lo: int, hi: int, lineno: int, rows_before: int) 
         if msg is not None:
             raise G2PLError(msg, file=t.path, line=line)
         us.append(int(tokens[0]))
-        vs.append(int(tokens[1]))
+        if t.ncols >= 2:
+            vs.append(int(tokens[1]))
         if t.ncols == 3:
             ws.append(float(tokens[2]))
         rows += 1
@@ -433,49 +522,138 @@ def _validate_lines(t: _Table, lo: int, hi: int, lineno: int, rows_before: int) 
 
 # --------------------------------------------------------------------------- formats
 
+#: the kinds of text table: an edge list's edges ('u v' or 'u v weight'; a header line possible), a
+#: Graphalytics edge file's (the same, never a header) and vertex IDs (one a line)
+_EDGES, _GA_EDGES, _IDS = "edges", "graphalytics edges", "ids"
+_ID_BOUNDS = (0, MAX_VERTEX_ID, "vertex ID")
 
-def load_edge_list(path: str, directed: bool = False) -> Graph:
-    """SNAP-style `u v [weight]` lines, whitespace- or comma-separated (decided by the first data line)."""
-    u, v, w, comma = read_edge_rows(path)
+
+def load_edge_list(path: str, directed: bool = False, *, vertices: str | None = None,
+                   header: bool = False) -> Graph:
+    """SNAP-style `u v [weight]` lines, whitespace- or comma-separated (decided by the first data line).
+
+    `vertices` names a file of vertex IDs, one per line, that are vertices even when no edge
+    touches them; `header` skips the first data line (a CSV header such as `src,dst,weight`).
+    """
+    extra = None if vertices is None else read_id_list(vertices)
+    u, v, w, comma = read_edge_rows(path, header=header, empty_ok=extra is not None and extra.size > 0)
     info = {"format": "edgelist", "separator": "comma" if comma else "whitespace"}
-    return build_graph(u, v, w, directed=directed, name=path, info=info)
+    return build_graph(u, v, w, directed=directed, name=path, extra_ids=extra, info=info)
 
 
-def read_edge_rows(path: str) -> tuple:
-    """An edge list's parsed rows in file order, checked: (u, v, weights or None, comma-separated?)."""
+def read_edge_rows(path: str, *, header: bool = False, empty_ok: bool = False) -> tuple:
+    """An edge list's parsed rows in file order, checked: (u, v, weights or None, comma-separated?).
+
+    `empty_ok`: a file without edges gives no rows (its vertices come from elsewhere) instead of an
+    error."""
+    t, comma = _text_table(path, _EDGES, header, empty_ok)
+    return (*_load_rows(t), comma)
+
+
+def read_id_list(path: str) -> np.ndarray:
+    """A vertex file's IDs (one non-negative integer a line; `#`/`%` comments and blank lines skipped)."""
+    check_fits(GraphSpec(spec=path, kind="file", format="edgelist", path=path))  # text: its size says enough
+    t, _ = _text_table(path, _IDS, False, True)
+    return _load_rows(t)[0]
+
+
+def _text_table(path: str, kind: str, header: bool, empty_ok: bool, *, ncols: int | None = None
+                ) -> tuple[_Table, bool]:
+    """The whole file `path` as a table of `kind` rows, ready for `_load_rows`; (table, comma?).
+    `ncols` requires that many columns (a format that declares them)."""
     data, as_file = _check_text(path, _read_bytes(path))
+    offset, lineno, comma, cols = _data_head(path, data, True, kind, header, empty_ok, ncols)
+    return _table(path, data, offset, lineno, comma, cols, kind, as_file), comma
+
+
+def _table(path: str, data: bytes, offset: int, lineno: int, comma: bool, ncols: int, kind: str,
+           as_file: bool, first_lineno: int | None = None) -> _Table:
+    if kind == _IDS:
+        return _Table(path=path, data=data, offset=offset, lineno=lineno, ncols=1, comma=comma,
+                      bounds=(_ID_BOUNDS,), col_desc="one vertex ID a line", as_file=as_file,
+                      first_lineno=first_lineno)
+    return _Table(path=path, data=data, offset=offset, lineno=lineno, ncols=ncols, comma=comma,
+                  bounds=(_ID_BOUNDS, _ID_BOUNDS), col_desc="'u v'" if ncols == 2 else "'u v weight'",
+                  as_file=as_file, first_lineno=first_lineno)
+
+
+def _looks_like_header(tokens: list[str]) -> bool:
+    """Whether a first line's tokens name columns rather than give numbers (`src,dst,weight`): a word
+    that is not a number (an empty or malformed number is a bad line, reported as such)."""
+    return any(_is_word(t) for t in tokens)
+
+
+def _is_word(token: str) -> bool:
+    if _FLOAT_RE.match(token) or _NONFINITE_RE.match(token):
+        return False
+    return token.startswith(('"', "'")) or any(c.isalpha() for c in token)
+
+
+def _data_head(path: str, data: bytes, complete: bool, kind: str, header: bool, empty_ok: bool,
+               ncols: int | None = None) -> tuple[int, int, bool, int]:
+    """(byte offset and line number of the first data row, comma-separated?, columns) of a text
+    graph file whose start is `data`; after its header line when `header`.  A file without data
+    rows gives the offset len(data) (when `empty_ok`; else an error).  With `complete` False,
+    `data` is a prefix that may end too soon to tell: then IndexError asks for a longer one.
+
+    Edge lists: a first line that names columns is refused unless `header` (a silently skipped
+    line, or one read as an edge, would be worse), and `header` refuses a first line of numbers."""
     first = _next_data_line(data, 0, 1)
+    if first is not None and not complete and data.find(b"\n", first[0]) == -1:
+        raise IndexError("prefix too short")
+    if first is not None and kind != _IDS:
+        offset, lineno, body = first
+        comma = "," in body
+        tokens = _split(body, comma)
+        looks = _looks_like_header(tokens)
+        if header and not looks:
+            raise G2PLError(f"--header: line {lineno} is '{shorten(body.strip())}', numbers rather than a header "
+                            "naming the columns; leave out --header to read it as an edge", file=path, line=lineno)
+        if not header and looks:
+            skip = "pass --header (header=True in Python) to skip it, or " if kind == _EDGES else ""
+            raise G2PLError(f"the first line '{shorten(body.strip())}' looks like a header (it is not 'u v "
+                            f"[weight]' numbers); {skip}start it with # to make it a comment", file=path,
+                            line=lineno)
+        if header:
+            if comma and tokens[0] == "":
+                raise G2PLError(f"the header '{shorten(body.strip())}' starts with an unnamed column (a pandas "
+                                "index?); write the file with to_csv(index=False)", file=path, line=lineno)
+            end = data.find(b"\n", offset)
+            first = None if end == -1 else _next_data_line(data, end + 1, lineno + 1)
+            if first is not None and not complete and data.find(b"\n", first[0]) == -1:
+                raise IndexError("prefix too short")
+            if first is not None:
+                data_cols = len(_split(first[2], "," in first[2]))
+                if data_cols != len(tokens):
+                    raise G2PLError(f"the header (line {lineno}) names {len(tokens)} columns but the first edge "
+                                    f"has {data_cols}", file=path, line=first[1])
     if first is None:
-        raise G2PLError(
-            "the file has no edges (only comments or blank lines), so the graph has no vertices", file=path
-        )
+        if not complete:
+            raise IndexError("prefix too short")
+        if not empty_ok:
+            raise G2PLError("the file has no edges (only comments or blank lines), so the graph has no "
+                            "vertices", file=path)
+        return len(data), data.count(b"\n") + 1, False, ncols or (1 if kind == _IDS else 2)
     offset, lineno, body = first
     comma = "," in body
-    ncols = len(_split(body, comma))
-    if ncols not in (2, 3):
-        raise G2PLError(
-            f"expected 2 or 3 {'comma-separated ' if comma else ''}columns ('u v' or 'u v weight'), found {ncols}",
-            file=path,
-            line=lineno,
-        )
-    idb = (0, MAX_VERTEX_ID, "vertex ID")
-    table = _Table(
-        path=path,
-        data=data,
-        offset=offset,
-        lineno=lineno,
-        ncols=ncols,
-        comma=comma,
-        bounds=(idb, idb),
-        col_desc="'u v'" if ncols == 2 else "'u v weight'",
-        as_file=as_file,
-    )
-    return (*_load_rows(table), comma)
+    found = len(_split(body, comma))
+    sep = "comma-separated " if comma else ""
+    if kind == _IDS:
+        if found != 1:
+            raise G2PLError(f"expected one vertex ID a line, found {found} {sep}columns", file=path, line=lineno)
+    elif ncols is not None and found != ncols:
+        raise G2PLError(f"expected {ncols} {sep}columns ({'u v' if ncols == 2 else 'u v weight'}), found {found}",
+                        file=path, line=lineno)
+    elif found not in (2, 3):
+        raise G2PLError(f"expected 2 or 3 {sep}columns ('u v' or 'u v weight'), found {found}", file=path,
+                        line=lineno)
+    return offset, lineno, comma, found
 
 
-def _edge_list_head(path: str, f: BinaryIO) -> tuple[int, int, bool, int]:
-    """(byte offset and line number of the first data line, comma-separated?, columns) of an edge list,
-    reading only as far as that line (in growing prefixes)."""
+def _text_head(path: str, f: BinaryIO, kind: str, header: bool, empty_ok: bool, ncols: int | None = None
+               ) -> tuple[int, int, bool, int]:
+    """`_data_head` of an open file, reading only as far as its first data row (in growing prefixes);
+    the offset is the file's (a BOM counted)."""
     want = 1 << 16
     while True:
         f.seek(0)
@@ -484,22 +662,18 @@ def _edge_list_head(path: str, f: BinaryIO) -> tuple[int, int, bool, int]:
         whole = len(prefix) < want
         cut = len(prefix) if whole else prefix.rfind(b"\n") + 1
         data, _ = _check_text(path, prefix[:cut])
-        first = _next_data_line(data, 0, 1)
-        if first is not None and (data.find(b"\n", first[0]) != -1 or whole):
-            offset, lineno, body = first
-            if len(data) + bom != cut:  # lone CRs rewritten: offsets no longer match the file
-                raise G2PLError("lines end with lone CR characters; a distributed load needs LF or CRLF "
-                                "line ends", file=path)
-            comma = "," in body
-            ncols = len(_split(body, comma))
-            if ncols not in (2, 3):
-                raise G2PLError(f"expected 2 or 3 {'comma-separated ' if comma else ''}columns ('u v' or "
-                                f"'u v weight'), found {ncols}", file=path, line=lineno)
-            return offset + bom, lineno, comma, ncols
-        if whole:
-            raise G2PLError("the file has no edges (only comments or blank lines), so the graph has no "
-                            "vertices", file=path)
-        want *= 4
+        try:
+            offset, lineno, comma, cols = _data_head(path, data, whole, kind, header, empty_ok, ncols)
+        except IndexError:
+            want *= 4
+            continue
+        if len(data) + bom != cut:  # lone CRs rewritten: offsets no longer match the file
+            raise G2PLError("lines end with lone CR characters; a distributed load needs LF or CRLF "
+                            "line ends", file=path)
+        if offset == len(data):  # no data rows: past the end of the file
+            f.seek(0, os.SEEK_END)
+            return f.tell(), lineno, comma, cols
+        return offset + bom, lineno, comma, cols
 
 
 def _line_start_at(f: BinaryIO, pos: int, end: int) -> int:
@@ -520,14 +694,40 @@ def _line_start_at(f: BinaryIO, pos: int, end: int) -> int:
     return end
 
 
-def edge_list_share(path: str, directed: bool, rank: int, size: int, comm) -> EdgeShare:
+def edge_list_share(path: str, directed: bool, rank: int, size: int, comm, *, vertices: str | None = None,
+                    header: bool = False) -> EdgeShare:
     """Rank `rank`'s share of an edge-list file: the lines of its byte range (cut at line ends), read
     and checked by this rank alone (collective over `comm`: line numbers come from a scan of the
-    ranks' line counts, and the first bad line of the file is the error every rank raises)."""
+    ranks' line counts, and the first bad line of the file is the error every rank raises).  The
+    vertex file `vertices`, if any, is shared the same way into the share's `extra` IDs."""
+    extra = np.zeros(0, dtype=np.int64)
+    if vertices is not None:
+        extra = text_share(vertices, rank, size, comm, _IDS)[0].src
+    empty_ok = bool(sum(comm.allgather(extra.size)))
+    table, comma = text_share(path, rank, size, comm, _EDGES, header=header, empty_ok=empty_ok)
+    info = {"format": "edgelist", "separator": "comma" if comma else "whitespace"}
+    return EdgeShare(table.src, table.dst, table.weight, extra, directed, path, info)
+
+
+@dataclass
+class TextShare:
+    """One rank's rows of a text file read by byte ranges; `table` keeps the text (its `_row_line`)."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray | None
+    table: _Table
+
+
+def text_share(path: str, rank: int, size: int, comm, kind: str, *, header: bool = False,
+               empty_ok: bool = True, ncols: int | None = None) -> tuple[TextShare, bool]:
+    """Rank `rank`'s rows of a text table (`kind` edges or ids) read from its byte range; (rows,
+    comma-separated?).  Collective: the first bad line of the file is the error every rank raises,
+    its line number the file's."""
     err: G2PLError | None = None
     try:
         with open_graph_file(path) as f, reading_graph_file(path):
-            offset, lineno, comma, ncols = _edge_list_head(path, f)
+            offset, lineno, comma, ncols = _text_head(path, f, kind, header, empty_ok, ncols)
             f.seek(0, os.SEEK_END)
             end = f.tell()
             span = end - offset
@@ -548,13 +748,9 @@ def edge_list_share(path: str, directed: bool, rank: int, size: int, comm) -> Ed
         offset, lineno = 0, before + 1
     elif data is not raw:
         offset -= len(raw) - len(data)  # a BOM stripped (lone CRs are refused by the head)
-    idb = (0, MAX_VERTEX_ID, "vertex ID")
-    table = _Table(path=path, data=data, offset=offset, lineno=lineno, ncols=ncols, comma=comma, bounds=(idb, idb),
-                   col_desc="'u v'" if ncols == 2 else "'u v weight'", as_file=as_file,
-                   first_lineno=head_line)
+    table = _table(path, data, min(offset, len(data)), lineno, comma, ncols, kind, as_file, head_line)
     u, v, w = agreed(comm, lambda: _load_rows(table))
-    info = {"format": "edgelist", "separator": "comma" if comma else "whitespace"}
-    return EdgeShare(u, v, w, np.zeros(0, dtype=np.int64), directed, path, info)
+    return TextShare(u, v, w, table), comma
 
 
 def _renumbered(err: G2PLError, lines_before: int) -> G2PLError:
@@ -564,16 +760,104 @@ def _renumbered(err: G2PLError, lines_before: int) -> G2PLError:
     return G2PLError(err.message, file=err.file, line=err.line + lines_before)
 
 
+# --------------------------------------------------------------------------- LDBC Graphalytics
+
+
+def load_graphalytics(path: str, directed: bool | None = None, *, vertices: str | None = None) -> Graph:
+    """A Graphalytics graph (NAME.e, its vertex file and NAME.properties: g2pl/graph/graphalytics.py) as
+    one `Graph`.  The vertex set is exactly the vertex file's: an edge endpoint it does not list is an
+    error naming the edge's line."""
+    lay = layout(path, directed, vertices)
+    ids = read_id_list(lay.vertex_file)
+    t, _ = _text_table(path, _GA_EDGES, False, True, ncols=lay.ncols)
+    u, v, w = _load_rows(t)
+    t.data = b""  # the text goes before the build; read again only to name a stray endpoint's line
+    graph = build_graph(u, v, w, directed=lay.directed, name=path, extra_ids=ids, info=lay.info)
+    listed = ids.size if ids.size < 2 or bool(np.all(ids[1:] > ids[:-1])) else np.unique(ids).size
+    if graph.n != listed:  # some endpoint is not in the vertex file
+        t.data = _check_text(path, _read_bytes(path))[0]
+        known = np.unique(ids)
+        err = _stray(t, u, v, ~_member(known, u), ~_member(known, v), lay.vertex_file)
+        if err is not None:
+            raise err
+    return graph
+
+
+def _member(known: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Per entry of `x`, whether `known` (sorted, distinct) holds it."""
+    if known.size == 0:
+        return np.zeros(x.size, dtype=bool)
+    pos = np.minimum(np.searchsorted(known, x), known.size - 1)
+    return known[pos] == x
+
+
+def _stray(t: _Table, u: np.ndarray, v: np.ndarray, u_out: np.ndarray, v_out: np.ndarray, vertex_file: str
+           ) -> G2PLError | None:
+    """The error for the first edge (in file order) with an endpoint outside the vertex file (flagged
+    per edge in `u_out`, `v_out`), or None when there is none."""
+    bad = u_out | v_out
+    if not bool(bad.any()):
+        return None
+    k = int(np.argmax(bad))
+    a, b = int(u[k]), int(v[k])
+    return G2PLError(f"edge {a} {b}: vertex {a if u_out[k] else b} is not in the vertex file {vertex_file}",
+                     file=t.path, line=_row_line(t, k))
+
+
+def graphalytics_share(path: str, directed: bool | None, rank: int, size: int, comm, *,
+                       vertices: str | None = None) -> EdgeShare:
+    """Rank `rank`'s share of a Graphalytics graph: its byte ranges of the vertex and the edge file
+    (collective; every rank raises the same error, the first in the files).  That every endpoint is
+    a listed vertex is checked with one exchange of the distinct endpoints and IDs (`_unknown`)."""
+    lay = agreed(comm, lambda: layout(path, directed, vertices))
+    ids = text_share(lay.vertex_file, rank, size, comm, _IDS)[0].src
+    rows = text_share(path, rank, size, comm, _GA_EDGES, ncols=lay.ncols)[0]
+    gone = _unknown(comm, ids, rows.src, rows.dst)
+
+    def check() -> None:
+        err = _stray(rows.table, rows.src, rows.dst, _member(gone, rows.src), _member(gone, rows.dst),
+                     lay.vertex_file)
+        if err is not None:
+            raise err
+
+    agreed(comm, check)
+    rows.table.data = b""
+    return EdgeShare(rows.src, rows.dst, rows.weight, ids, lay.directed, path, dict(lay.info))
+
+
+def _unknown(comm, ids: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """This rank's edge endpoints that no rank's `ids` hold (collective: every distinct ID and
+    endpoint goes to rank value % size, which answers for it)."""
+    size = comm.size
+    ends = np.unique(np.concatenate([u, v]))
+
+    def to_owners(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        owner = x % size
+        order = np.argsort(owner, kind="stable")
+        return x[order], np.bincount(owner, minlength=size)
+
+    held, held_counts = to_owners(np.unique(ids))
+    known = np.unique(comm.alltoallv(held, held_counts)[0])
+    asked, asked_counts = to_owners(ends)
+    got, got_counts = comm.alltoallv(asked, asked_counts)
+    answer = (~_member(known, got)).astype(np.int8)
+    missing = comm.alltoallv(answer, got_counts, asked_counts)[0].astype(bool)
+    return np.sort(asked[missing])
+
+
 _MTX_HEADER = "'%%MatrixMarket matrix coordinate <pattern|real|integer> <general|symmetric>'"
 
 
-def load_mtx(path: str, directed: bool = False) -> Graph:
-    """Matrix Market coordinate files; vertex IDs are the 1-based row/column indices.
+def load_mtx(path: str, directed: bool = False, *, base: int = 1) -> Graph:
+    """Matrix Market coordinate files; vertex IDs are the row/column indices, 1-based as in the file.
 
     Every index 1..max(rows, cols) is a vertex, even if isolated. A `general`
     entry (i, j) is the edge i -> j; a `symmetric` file stores one triangle, so on
-    a directed graph each off-diagonal entry also yields j -> i.
+    a directed graph each off-diagonal entry also yields j -> i.  `base=0` numbers
+    the vertices from 0 instead (index i is vertex i - 1), as SciPy and NumPy do.
     """
+    if base not in (0, 1):
+        raise G2PLError(f"--mtx-base {base}: expected 0 or 1 (the ID of the first row and column)", file=path)
     data, as_file = _check_text(path, _read_bytes(path))
     end = data.find(b"\n")
     if end == -1:
@@ -647,6 +931,7 @@ def load_mtx(path: str, directed: bool = False) -> Graph:
         "symmetry": sym,
         "shape": (nrows, ncols),
         "entries": nnz,
+        "base": base,
     }
     if first is None:
         if nnz > 0:
@@ -679,8 +964,10 @@ def load_mtx(path: str, directed: bool = False) -> Graph:
         u, v = np.concatenate([u, v[off]]), np.concatenate([v, u[off]])
         if w is not None:
             w = np.concatenate([w, w[off]])
+    if base == 0:
+        u, v = u - 1, v - 1
     return build_graph(
-        u, v, w, directed=directed, name=path, extra_ids=np.arange(1, nv + 1, dtype=np.int64), info=info
+        u, v, w, directed=directed, name=path, extra_ids=np.arange(base, nv + base, dtype=np.int64), info=info
     )
 
 
@@ -856,4 +1143,4 @@ def _ids_checked(a: np.ndarray, what: str, lo: int, path: str) -> np.ndarray:
     return a.astype(np.int64, copy=False)
 
 
-_LOADERS = {"edgelist": load_edge_list, "mtx": load_mtx, "npz": load_npz, "binary": load_binary}
+_LOADERS = {"npz": load_npz, "binary": load_binary}

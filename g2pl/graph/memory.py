@@ -6,8 +6,6 @@ the file size, times what the loader and the CSR structures need per edge.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -93,8 +91,8 @@ def temporaries_returned() -> Iterator[None]:
     if not alloc.tuned():
         yield
         return
-    mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt = alloc.libc_mallopt()
+    assert mallopt is not None  # tuned: it was found
     mallopt(_M_MMAP_MAX, 65536)  # glibc's default
     try:
         yield

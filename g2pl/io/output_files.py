@@ -18,7 +18,7 @@ name, a directory, a missing or read-only parent, a link, two outputs naming
 one file, or an output that is one of the command's inputs (the program, the
 graph file) is refused with exit status 2 instead of being found out (or
 silently overwriting an input) after the work; `check_output_dir` does the same for `--output-dir`,
-whose files (`index.json`, `part-NNNNN.json`) are each written as above.
+whose files (`index.json`, `part-NNNNN.json` or `.npz`, `.csv`, `.parquet`) are each written as above.
 """
 
 from __future__ import annotations
@@ -104,19 +104,21 @@ def check_outputs(outputs: Iterable[tuple[str, str | Path | None]], inputs: Iter
                                 file=tool)
 
 
-#: what `--output-dir DIR` writes into DIR (g2pl.results.streamed): one part per rank, and the index
+#: what `--output-dir DIR` writes into DIR (g2pl.results.streamed): one part per rank (in one of
+#: the output formats: the extension says which), and the index
 INDEX_NAME = "index.json"
-PART_NAME = "part-{:05d}.json"
-_PART_RE = re.compile(r"part-[0-9]{5,}\.json")
+PART_NAME = "part-{:05d}.{}"
+_PART_RE = re.compile(r"part-([0-9]{5,})\.(json|npz|csv|parquet)")
 
 
-def part_name(rank: int) -> str:
-    return PART_NAME.format(rank)
+def part_name(rank: int, fmt: str = "json") -> str:
+    return PART_NAME.format(rank, fmt)
 
 
 def part_rank(name: str) -> int | None:
     """The rank whose part a file called `name` is (None: not a part's name)."""
-    return int(name[5:-5]) if _PART_RE.fullmatch(name) else None
+    m = _PART_RE.fullmatch(name)
+    return int(m.group(1)) if m else None
 
 
 def is_output_dir_file(name: str) -> bool:

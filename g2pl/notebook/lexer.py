@@ -6,8 +6,8 @@ Token classes follow docs/language.md ("Lexical rules"):
 
 =====================================================  ==========================
 keywords (procedure function while if then else       Keyword
-return in nvals outnvals; `by` after `]`)
-V E empty emptyE id Weight                             Name.Builtin
+return in nvals outnvals allnvals nbrs; `by` after `]`)
+V E empty emptyE id Weight directed                    Name.Builtin
 true false inf                                         Keyword.Constant
 aggregations, only when followed by `[`                Keyword.Pseudo
 (sum min max and or union argmin argmax avg count)
@@ -41,8 +41,9 @@ from pygments.token import (
 
 __all__ = ["G2PLLexer"]
 
-KEYWORDS = ("procedure", "function", "while", "if", "then", "else", "return", "in", "nvals", "outnvals")
-BUILTIN_NAMES = ("V", "E", "empty", "emptyE", "id", "Weight")
+KEYWORDS = ("procedure", "function", "while", "if", "then", "else", "return", "in", "nvals", "outnvals",
+            "allnvals", "nbrs")
+BUILTIN_NAMES = ("V", "E", "empty", "emptyE", "id", "Weight", "directed")
 CONSTANTS = ("true", "false", "inf")
 AGGREGATIONS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count", "mode")
 BUILTIN_FUNCTIONS = ("min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float", "rand",

@@ -12,7 +12,7 @@ Usage: ``%%g2pl GRAPH [--arg NAME=VALUE]... [--entry NAME] [-O0|-O1|-O2] [--seed
 
 ``GRAPH`` names a variable of the notebook holding a `g2pl.Graph`, a networkx
 graph (converted with `Graph.from_networkx`), a SciPy sparse matrix
-(`Graph.from_scipy`) or a string graph spec (a file or ``kron:10``,
+(`Graph.from_scipy`: directed unless symmetric) or a string graph spec (a file or ``kron:10``,
 ``ws:N:K:P``, ``er:N:M``; ``--directed`` and ``--seed`` apply as for
 ``g2pl run``). A spec may also be written directly in place of a variable
 name. The cell is compiled, the procedure run, and the `Result` is stored in
@@ -55,7 +55,8 @@ def _parser() -> _Parser:
     p.add_argument("-O", dest="opt", type=int, choices=(0, 1, 2), default=2, metavar="LEVEL",
                    help="optimization level (-O0, -O1, -O2; default -O2)")
     p.add_argument("--seed", type=int, default=0, help="seed for rand() and graph generators")
-    p.add_argument("--directed", action="store_true", help="for a graph spec: keep edge direction")
+    p.add_argument("--directed", action="store_true",
+                   help="keep edge direction (a graph spec; a sparse matrix is directed unless symmetric)")
     p.add_argument("--max-supersteps", type=int, metavar="N")
     p.add_argument("--out", default="_g2pl", metavar="VAR", help="variable to store the Result in")
     return p
@@ -78,8 +79,9 @@ def _looks_like_spec(text: str) -> bool:
     return any(c in text for c in ":./\\")
 
 
-def resolve_graph(name: str, namespace: dict[str, Any], directed: bool = False, seed: int = 0) -> g2pl.Graph:
-    """The `Graph` that GRAPH names: a notebook variable (Graph, networkx, sparse matrix, spec) or a spec."""
+def resolve_graph(name: str, namespace: dict[str, Any], directed: bool | None = None, seed: int = 0) -> g2pl.Graph:
+    """The `Graph` that GRAPH names: a notebook variable (Graph, networkx, sparse matrix, spec) or a spec.
+    `directed=None`: not said (a sparse matrix is then directed unless symmetric)."""
     if name in namespace:
         obj = namespace[name]
     elif _looks_like_spec(name):
@@ -130,7 +132,7 @@ class G2PLMagics(Magics):
             args = _parse_kv(a.arg)
             entry = prog.entry_name(a.entry)
             parse_args(prog.params(entry), args, entry)  # bad arguments before loading a graph
-            graph = resolve_graph(a.graph, ns, directed=a.directed, seed=a.seed)
+            graph = resolve_graph(a.graph, ns, directed=a.directed or None, seed=a.seed)
             res = prog.run(graph, args=args, seed=a.seed, entry=entry, max_supersteps=a.max_supersteps)
         except G2PLError as err:
             print(err.with_context(file="%%g2pl").render(), file=sys.stderr)

@@ -110,6 +110,8 @@ class CallableEdgeIds(tuple):
     """`Result.edge_ids`: a (u_ids, v_ids) pair; calling it (`res.edge_ids(graph=g)`), the form from
     when it was a method, still works."""
 
+    _res: Result
+
     def __new__(cls, pair: tuple[np.ndarray, np.ndarray], res: Result) -> CallableEdgeIds:
         out = super().__new__(cls, pair)
         out._res = res

@@ -42,7 +42,7 @@ class Returned:
     @classmethod
     def of(cls, name: str, kind: str, elem: str, value: Any) -> Returned:
         """From the runtime's collected value (array or scalar), typed as `Result.array` promises."""
-        arr = np.asarray(value, dtype=DTYPES[elem])
+        arr: np.ndarray = np.asarray(value, dtype=DTYPES[elem])
         if kind != "scalar" and arr.ndim != 1:
             raise ValueError(f"returned value `{name}` ({kind}) is not one-dimensional")
         return cls(name, kind, elem, _frozen(arr))

@@ -4,12 +4,15 @@ With several ranks each rank keeps its share of every vertex and edge value (`Ra
 `Runtime.collect`); nothing here gathers a whole value anywhere.  Every function taking `comm` is
 collective: every rank calls it, with its own shares, at the same point.
 
-`write_output` (`--output FILE`): rank 0 writes the JSON document while the other ranks send it the
-text of their entries in rank order (ranks own contiguous ranges of IDs in rank order), one piece
-of at most CHUNK entries at a time and only when rank 0 asks for it, so rank 0 holds one piece, not
-the result.  The bytes are exactly those of `json.dumps(res.output(), indent=1)` (docs/language.md,
-"Output"), the file replaces the target whole when complete (g2pl.io.output_files), and a failure
-on any rank leaves no file and fails every rank.
+`write_output` (`--output FILE`): rank 0 writes the file, in the format its extension names
+(g2pl.results.formats: JSON, .npz, CSV, Parquet), while the other ranks send it their chunks of each
+of the file's streams in rank order (ranks own contiguous ranges of IDs in rank order), one chunk of
+at most CHUNK entries (arrays: 16 times that) at a time and only when rank 0 asks for it, so rank 0
+holds one chunk, not the result.  Every rank formats its own chunks (JSON and CSV text in bulk from
+the arrays, g2pl.io.arraytext), so the JSON bytes are exactly those of
+`json.dumps(res.output(), indent=1)` (docs/language.md, "Output") on any number of ranks.  The file
+replaces the target whole when complete (g2pl.io.output_files), and a failure on any rank leaves no file and
+fails every rank.
 
 `write_output_dir` (`--output-dir DIR`): every rank writes its own part, nothing passes through rank 0::
 
@@ -17,13 +20,15 @@ on any rank leaves no file and fails every rank.
     DIR/part-00001.json  ...one per rank: the --output shape, holding the rank's owned vertices
                          (ascending ID) and owned edges (those whose u endpoint it owns, ascending
                          (u, v)); scalars, the same everywhere, in every part
-    DIR/index.json       {"format": "g2pl-output-parts", "version": 1, "entry", "ranks",
+    DIR/index.json       {"format": "g2pl-output-parts", "version": 1, "entry", "ranks", "part_format",
                           "parts": [{"file", "rank", "entries": {name: entries listed}}, ...],
                           "values": [{"name", "kind", "type"} (scalars with their "value"), ...]}
 
-Each value of the whole result is its parts' values in rank order, concatenated (lists) or merged
-(vertex graphs' objects): `read_output_dir` does that.  The index is written last, after every part is
-in place, and removed first: a directory with an index holds a complete result.
+Parts may be in any of the --output formats (`part-NNNNN.npz`, `.csv`, `.parquet`: "entries" then
+counts rows, not JSON entries).  Each value of the whole result is its parts' values in rank order,
+concatenated (lists) or merged (vertex graphs' objects): `read_output_dir` does that for JSON and
+.npz parts.  The index is written last, after every part is in place, and removed first: a directory
+with an index holds a complete result.
 """
 
 from __future__ import annotations
@@ -31,9 +36,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
+
+import numpy as np
 
 from g2pl.errors import G2PLError, G2PLRuntimeError
 from g2pl.io.output_files import (
@@ -45,9 +52,10 @@ from g2pl.io.output_files import (
     part_rank,
     write_atomic,
 )
+from g2pl.results.formats import FORMAT_OF, Format, StdoutBytes, format_of
 from g2pl.runtime.output import RankPart, scalar_json
 
-#: entries per piece of text a rank makes and sends at a time (their Python objects: about 15 MB)
+#: entries per chunk a rank formats and sends at a time (JSON text of edge entries: about 4 MB)
 CHUNK = 1 << 16
 FORMAT, VERSION = "g2pl-output-parts", 1
 
@@ -71,6 +79,25 @@ def local_shares(res) -> list[Share]:
             for r in res.returned or ()]
 
 
+def save_result(res, path: str | Path, fmt: str | None = None) -> None:
+    """`Result.save`: a one-rank run's values (or those gathered on rank 0) written as `write_output`
+    writes them; a Result made from --output JSON has no arrays and is written as JSON only."""
+    form = format_of(path, fmt, flag="path")
+    if res.returned is not None:
+        write_output(path, res.entry, local_shares(res), None, fmt=form)
+    elif res.parts is not None:
+        raise G2PLError("this Result holds one rank's shares (run with gather=False); run with gather=True "
+                        "(the default) to save it, or write every rank's shares with "
+                        "g2pl.results.streamed.write_output", file=str(path))
+    elif form != "json":
+        raise G2PLError(f"a Result made from --output JSON holds no arrays and is saved as .json, not {form}",
+                        file=str(path))
+    elif str(path) == "-":
+        print(json.dumps(res.output(), indent=1))
+    else:
+        write_atomic(path, json.dumps(res.output(), indent=1))
+
+
 def gather_shares(values: list[tuple], comm) -> list[tuple] | None:
     """(name, kind, type, value) with every rank's shares of a value gathered into one array on rank 0
     (None elsewhere): what `Program.run` returns by default."""
@@ -78,63 +105,18 @@ def gather_shares(values: list[tuple], comm) -> list[tuple] | None:
     return out if comm.rank == 0 else None
 
 
-# ----------------------------------------------------------------------------- the document's text
+# ----------------------------------------------------------------------------- the file
 
-_MARK = "\x00value {}"
-
-
-def _streamed(shares: list[Share]) -> list[int]:
-    return [i for i, s in enumerate(shares) if s.kind != "scalar"]
-
-
-def _skeleton(head: dict, shares: list[Share]) -> tuple[list[str], int]:
-    """The document's text around its vertex and edge values (one more text than there are such values),
-    as json.dumps writes it with a marker in each value's place, and the depth the values are nested at."""
-    values = [{"name": s.name, "kind": s.kind, "type": s.type,
-               "value": scalar_json(s.type, s.value) if s.kind == "scalar" else _MARK.format(i)}
-              for i, s in enumerate(shares)]
-    text = json.dumps({**head, "values": values}, indent=1)
-    texts, depth = [], 0
-    for i in _streamed(shares):
-        before, text = text.split(json.dumps(_MARK.format(i)), 1)
-        line = before[before.rfind("\n") + 1:]
-        depth = len(line) - len(line.lstrip(" "))
-        texts.append(before)
-    return [*texts, text], depth
-
-
-def _document(texts: list[str], depth: int, shares: list[Share],
-              pieces: Callable[[int], Iterable[str]]) -> Iterator[str]:
-    """The document's text, in order: the skeleton's, and each value's from `pieces(i)` (see
-    `RankPart.json_pieces`)."""
-    yield texts[0]
-    for k, i in enumerate(_streamed(shares)):
-        s = shares[i]
-        close = "}" if s.kind == "vertex" and s.type != "bool" else "]"
-        yield "{" if close == "}" else "["
-        first = True
-        for piece in pieces(i):
-            yield "\n" if first else ",\n"
-            yield piece
-            first = False
-        if not first:
-            yield "\n" + " " * depth
-        yield close
-        yield texts[k + 1]
-
-
-def _emit(path: str | Path, text: Iterable[str]) -> None:
-    """Write the pieces of `text` to `path` as `write_atomic` would write them joined (`-`: standard
-    output, with a final newline, as `g2pl run --output -` always printed it)."""
+def _emit(path: str | Path, fmt: str, write: Callable[[BinaryIO], None]) -> None:
+    """Run `write` on `path` opened as `output_file` opens it: replaced whole when complete, nothing left
+    if it fails (`-`: standard output, JSON with a final newline, as `g2pl run --output -` always printed it)."""
     if str(path) == "-":
-        for piece in text:
-            sys.stdout.write(piece)
+        write(StdoutBytes())  # type: ignore[arg-type]
         sys.stdout.write("\n")
         sys.stdout.flush()
         return
     with output_file(path) as f:
-        for piece in text:
-            f.write(piece.encode())
+        write(f)
 
 
 # ----------------------------------------------------------------------------- failures across ranks
@@ -163,46 +145,59 @@ def _error(rank: int, failure: tuple[int, str, str | None], mine: bool) -> G2PLE
 
 # ----------------------------------------------------------------------------- --output FILE
 
-def write_output(path: str | Path, entry: str, shares: list[Share], comm=None, chunk: int = CHUNK) -> None:
-    """Write the --output document of `entry`'s values to `path` (`-`: standard output); collective.
-
-    Rank 0 writes; the others answer its requests with their pieces (see the module docstring)."""
-    texts, depth = _skeleton({"entry": entry}, shares)
-    if comm is None or comm.size == 1:
-        _emit(path, _document(texts, depth, shares, lambda i: shares[i].value.json_pieces(depth, chunk)))
-        return
-    c = comm.c.Dup()  # the pieces travel apart from any other message
+def write_output(path: str | Path, entry: str, shares: list[Share], comm=None, chunk: int = CHUNK,
+                 fmt: str | None = None) -> None:
+    """Write `entry`'s values to `path` (`-`: standard output) in format `fmt` (None: by the extension,
+    g2pl.results.formats); collective.  Rank 0 writes; the others answer its requests with their chunks
+    (see the module docstring)."""
+    form = FORMAT_OF[fmt if fmt is not None else format_of(path)]
     try:
+        form.check(shares)  # alike on every rank: nothing is written
+    except G2PLError as e:
+        raise e.with_context(file=str(path)) from None
+    step = chunk * form.scale
+    keys = form.keys(shares)
+    mine = form.counts(shares)
+    head = {"entry": entry}
+    if comm is None or comm.size == 1:
+        _emit(path, form.name, lambda f: form.write(f, head, shares, lambda k: form.local(shares, k, step), mine))
+        return
+    c = comm.c.Dup()  # the chunks travel apart from any other message
+    try:
+        every = c.gather(mine, root=0)
         if comm.rank == 0:
-            _lead(c, path, texts, depth, shares, chunk)
+            totals = [sum(col) for col in zip(*every)] if keys else []
+            _lead(c, path, form, head, shares, keys, totals, step)
         else:
-            _follow(c, depth, shares, chunk)
+            _follow(c, form, shares, keys, step)
     finally:
         c.Free()
 
 
-def _lead(c, path: str | Path, texts: list[str], depth: int, shares: list[Share], chunk: int) -> None:
-    """Rank 0 of `write_output`: its own pieces, then each other rank's, asked for one at a time."""
-    streamed = _streamed(shares)
-    waiting = set(range(1, c.Get_size())) if streamed else set()  # ranks that still wait for a request
+def _lead(c, path: str | Path, form: Format, head: dict, shares: list[Share], keys: list[Hashable],
+          totals: list[int], step: int) -> None:
+    """Rank 0 of `write_output`: for each stream its own chunks, then each other rank's, asked for one at
+    a time."""
+    waiting = set(range(1, c.Get_size())) if keys else set()  # ranks that still wait for a request
+    last = keys[-1] if keys else None
 
-    def pieces(i: int) -> Iterator[str]:
-        yield from shares[i].value.json_pieces(depth, chunk)
+    def pull(key: Hashable) -> Iterator[Any]:
+        yield from form.local(shares, key, step)
         for r in range(1, c.Get_size()):
             while True:
                 c.send(_GO, dest=r, tag=_REQ)
                 got = c.recv(source=r, tag=_DATA)
-                if got is None:  # rank r has no more of value i
+                if got is None:  # rank r has no more of this stream
                     break
                 if isinstance(got, tuple):
                     raise _error(r, got, True)
                 yield got
-            if i == streamed[-1]:
+            if key == last:
                 waiting.discard(r)
 
     failure: Exception | None = None
     try:
-        _emit(path, _document(texts, depth, shares, pieces))
+        _emit(path, form.name, lambda f: form.write(f, head, shares, pull, totals))
     except Exception as e:  # noqa: BLE001 - a write error, or another rank's failure: every rank stops
         failure = e
     for r in sorted(waiting):
@@ -212,18 +207,18 @@ def _lead(c, path: str | Path, texts: list[str], depth: int, shares: list[Share]
         raise failure
 
 
-def _follow(c, depth: int, shares: list[Share], chunk: int) -> None:
-    """A rank other than 0 in `write_output`: each value's pieces, one per request of rank 0 (None: no
-    more); a failure here is sent instead of a piece, and rank 0 then stops every rank."""
+def _follow(c, form: Format, shares: list[Share], keys: list[Hashable], step: int) -> None:
+    """A rank other than 0 in `write_output`: each stream's chunks, one per request of rank 0 (None: no
+    more); a failure here is sent instead of a chunk, and rank 0 then stops every rank."""
     stopped = False
-    for i in _streamed(shares):
-        pieces = shares[i].value.json_pieces(depth, chunk)
+    for key in keys:
+        chunks = form.local(shares, key, step)
         while True:
             if c.recv(source=0, tag=_REQ) == _STOP:
                 stopped = True
                 break
             try:
-                piece: Any = next(pieces, None)
+                piece: Any = next(chunks, None)
             except Exception as e:  # noqa: BLE001 - reported by rank 0, which answers with a stop
                 piece = _failure(e)
             c.send(piece, dest=0, tag=_DATA)
@@ -276,12 +271,20 @@ def _remove(path: Path) -> None:
         pass
 
 
-def write_output_dir(directory: str | Path, entry: str, shares: list[Share], comm=None, chunk: int = CHUNK) -> None:
-    """Write `entry`'s values into `directory`: a part per rank and the index (see the module
-    docstring); collective.  Old parts of ranks this run does not have are removed with the old index."""
+def write_output_dir(directory: str | Path, entry: str, shares: list[Share], comm=None, chunk: int = CHUNK,
+                     fmt: str = "json") -> None:
+    """Write `entry`'s values into `directory`: a part per rank in format `fmt` and the index (see the
+    module docstring); collective.  Parts of ranks this run does not have, and parts in another format,
+    are removed with the old index."""
     rank, size = (0, 1) if comm is None else (comm.rank, comm.size)
+    form = FORMAT_OF[fmt]
+    try:
+        form.check(shares)
+    except G2PLError as e:
+        raise e.with_context(file=str(directory)) from None
+    step = chunk * form.scale
     d = Path(directory)
-    mine = d / part_name(rank)
+    mine = d / part_name(rank, fmt)
 
     def prepare() -> None:
         _make_dir(d)
@@ -289,19 +292,21 @@ def write_output_dir(directory: str | Path, entry: str, shares: list[Share], com
             _remove(d / INDEX_NAME)  # from here until the new index, the directory holds no result
 
     def write_part() -> dict[str, int]:
-        texts, depth = _skeleton({"entry": entry, "rank": rank, "ranks": size}, shares)
-        _emit(mine, _document(texts, depth, shares, lambda i: shares[i].value.json_pieces(depth, chunk)))
-        return {s.name: s.value.count() for s in shares if s.kind != "scalar"}
+        head = {"entry": entry, "rank": rank, "ranks": size}
+        _emit(mine, fmt, lambda f: form.write(f, head, shares, lambda k: form.local(shares, k, step),
+                                              form.counts(shares)))
+        return {s.name: s.value.count() if fmt == "json" else len(s.value) for s in shares if s.kind != "scalar"}
 
     def write_index() -> None:
         if rank != 0:
             return
         with os.scandir(d) as entries:
-            stale = [d / e.name for e in entries if (part_rank(e.name) or 0) >= size]
+            stale = [d / e.name for e in entries
+                     if (r := part_rank(e.name)) is not None and (r >= size or e.name != part_name(r, fmt))]
         for p in stale:
             _remove(p)
-        index = {"format": FORMAT, "version": VERSION, "entry": entry, "ranks": size,
-                 "parts": [{"file": part_name(r), "rank": r, "entries": counts[r]} for r in range(size)],
+        index = {"format": FORMAT, "version": VERSION, "entry": entry, "ranks": size, "part_format": fmt,
+                 "parts": [{"file": part_name(r, fmt), "rank": r, "entries": counts[r]} for r in range(size)],
                  "values": [{"name": s.name, "kind": s.kind, "type": s.type,
                              **({"value": scalar_json(s.type, s.value)} if s.kind == "scalar" else {})}
                             for s in shares]}
@@ -322,18 +327,24 @@ def read_output_dir(directory: str | Path) -> dict:
 
     def load(p: Path) -> Any:
         try:
+            if p.suffix == ".npz":
+                return _npz_part(p)
+            if p.suffix != ".json":
+                raise bad(f"a {p.suffix[1:]} part: read it with a {p.suffix[1:]} reader (this reads .json and "
+                          ".npz parts)", p)
             return json.loads(p.read_text())
         except FileNotFoundError:
             raise bad("missing: the directory holds no complete result", p) from None
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            raise bad(f"cannot be read as JSON: {e}", p) from None
+        except (OSError, UnicodeDecodeError, ValueError, KeyError) as e:
+            raise bad(f"cannot be read as {p.suffix[1:].upper()}: {e}", p) from None
 
     index = load(d / INDEX_NAME)
     if not isinstance(index, dict) or index.get("format") != FORMAT or index.get("version") != VERSION:
         raise bad(f"not an index of {FORMAT} version {VERSION}", d / INDEX_NAME)
-    names = [p.get("file") if isinstance(p, dict) else None for p in index.get("parts", [])]
-    if not names or not all(isinstance(n, str) and is_output_dir_file(n) and n != INDEX_NAME for n in names):
-        raise bad("`parts` must list part files by name (part-NNNNN.json)", d / INDEX_NAME)
+    listed = [p.get("file") if isinstance(p, dict) else None for p in index.get("parts", [])]
+    names = [n for n in listed if isinstance(n, str) and is_output_dir_file(n) and n != INDEX_NAME]
+    if not names or len(names) != len(listed):
+        raise bad("`parts` must list part files by name (part-NNNNN.json, or .npz)", d / INDEX_NAME)
     parts = [load(d / n) for n in names]
     kinds = [(v.get("name"), v.get("kind"), v.get("type")) for v in index.get("values", [])]
     values = []
@@ -358,13 +369,44 @@ def read_output_dir(directory: str | Path) -> dict:
     return {"entry": index.get("entry"), "values": values}
 
 
+class _Ends:
+    """Where the entries of an `.npz` part's edge value are: edge i joins ids[i] and ids[m + i]."""
+
+    def __init__(self, u: np.ndarray, v: np.ndarray) -> None:
+        self.ids = np.concatenate([u, v])
+        self.src = np.arange(u.size)
+        self.dst = np.arange(u.size, 2 * u.size)
+
+
+class _Ids:
+    def __init__(self, ids: np.ndarray) -> None:
+        self.ids = ids
+
+
+def _npz_part(p: Path) -> dict:
+    """An `.npz` part as the JSON part it stands for ({"values": [...]}, scalars included)."""
+    with np.load(p, allow_pickle=False) as z:
+        index = json.loads(str(z["index"][()]))
+        values = []
+        for v in index["values"]:
+            data = z[v["key"]]
+            kind, elem = v["kind"], v["type"]
+            if kind == "scalar":
+                value: Any = scalar_json(elem, data[()])
+            else:
+                where = _Ids(z["ids"]) if kind == "vertex" else _Ends(z["u"], z["v"])
+                value = RankPart(kind, elem, data, where).shape(slice(None))
+            values.append({"name": v["name"], "kind": kind, "type": elem, "value": value})
+    return {"values": values}
+
+
 # ----------------------------------------------------------------------------- summaries
 
 def share_heads(shares: list[Share], comm, limit: int) -> list[tuple[dict, int]] | None:
     """`value_heads` (g2pl.results.interop) of shares spread over ranks: per value its --output entry
     with the first `limit` entries, and how many it lists; on rank 0 (None elsewhere); collective."""
     mine = [None if s.kind == "scalar" else (s.value.head(limit), s.value.count()) for s in shares]
-    every = [mine] if comm is None or comm.size == 1 else comm.gather(mine)
+    every: list[list] | None = [mine] if comm is None or comm.size == 1 else comm.gather(mine)
     if every is None:
         return None
     out = []

@@ -1,5 +1,6 @@
 """One direction of a rank's adjacency (CSR over owned receivers, senders in ext index), its
-restricted views, and the adjacency entries a neighbourhood head is evaluated over."""
+restricted views, and the adjacency entries a neighbourhood head is evaluated over; the union of
+both directions (`allnvals`, `nbrs`), and the edge lookups of the edge tests `(a, b) in A`."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ class Adjacency:
     VIEWS_KEPT = 2
 
     def __init__(self, bk: Backend, indptr, nbr, eid, ext_ids,
-                 reverse: tuple | Callable[[], tuple] | None = None) -> None:
+                 reverse: tuple | Callable[[], tuple] | None = None, edges: EdgeIndex | None = None) -> None:
         self.bk = bk
+        self.edges = edges  # the part's edge lookups (edge tests per entry), None for a view
+        self._tests: dict[str, Any] = {}  # edge-test position -> the edge of every entry (see edge_at)
         self.seg = bk.segments(indptr)
         self.nbr = nbr
         self._eid = eid  # an array, None, or a callable giving it on first read (a device part uploads then)
@@ -35,6 +38,9 @@ class Adjacency:
         # a view: the receivers whose rows it holds (bool per row; None: every row), the program array they
         # come from, and its senders' entries in all rows
         self.rows, self.rows_key, self.work = None, None, len(nbr)
+        # for `edge_values`: (edge array, its values in entry order), and the arrays read once lately
+        self._edge_vals: tuple[Any, Any] | None = None
+        self._edge_seen: list[Any] = []
 
     @property
     def eid(self):
@@ -49,16 +55,21 @@ class Adjacency:
             self._sender_counts = self.bk.xp.diff(self.transpose()[0])
         return self._sender_counts
 
-    def transpose(self) -> tuple:
+    def transpose(self, eids: bool = False) -> tuple:
         """(indptr over ext senders, receivers, edges): each sender's entries, for pushing.
 
         One rank: the other CSR direction of the graph is exactly this.  Several
-        ranks: built once in linear time (CSR -> CSC) including ghost senders.
+        ranks: built once in linear time (CSR -> CSC) including ghost senders, at first
+        without the edges (None), which only pushes whose heads read entries need (`eids`):
+        a BFS push keeps one index array per entry instead of two.
         """
         if callable(self._reverse):
             self._reverse = self._reverse()
         if self._reverse is None:
-            self._reverse = self.bk.transpose(self._indptr, self.nbr, self.eid, self._n_ext)
+            self._reverse = self.bk.transpose(self._indptr, self.nbr, None, self._n_ext)
+        if eids and self._reverse[2] is None:
+            indptr, recv, _none = self._reverse
+            self._reverse = (indptr, recv, self.bk.transpose(self._indptr, self.nbr, self.eid, self._n_ext)[2])
         return self._reverse
 
     def matrix(self, kind: str):
@@ -165,6 +176,44 @@ class Adjacency:
         del self._sighted[:-self.VIEWS_KEPT]
         return True
 
+    #: edge arrays read once that `edge_values` remembers (a head may read several per round)
+    EDGE_SEEN_KEPT = 2
+
+    def edge_values(self, arr, first: bool):
+        """`arr[eid]` for every entry, in entry order, once the same edge array is read in a second
+        evaluation (`first`: an evaluation's first read; its later blocks do not count); else None.
+
+        A head that reads an edge array per entry (SSSP's `d + Weight[e]`, every Bellman-Ford round)
+        otherwise gathers it at each entry's edge, a random read per entry: the kept copy makes it a
+        contiguous read, at one value per entry of memory.  An array read only once (a new one every
+        round) keeps gathering.  Kept by identity, one array at a time: program and graph arrays are
+        never written once made."""
+        got = self._edge_vals
+        if got is not None and got[0] is arr:
+            return got[1]
+        if not first:
+            return None
+        seen = self._edge_seen
+        k = next((i for i, a in enumerate(seen) if a is arr), -1)
+        if k < 0:
+            seen.append(arr)
+            del seen[:-self.EDGE_SEEN_KEPT]
+            return None
+        del seen[k]
+        self._edge_vals = (arr, arr[self.eid])
+        return self._edge_vals[1]
+
+    def edge_at(self, pos: str, own=None, nbr=None):
+        """The local edge nbr -> own (`pos` "nbr_self") or own -> nbr ("self_nbr") of each entry (-1
+        where there is none); without `own`/`nbr`, of every entry (worked out once)."""
+        assert self.edges is not None  # (a view's entries are never tested)
+        if own is not None:
+            return self.edges.find(own, nbr, pos == "self_nbr")
+        got = self._tests.get(pos)
+        if got is None:
+            got = self._tests[pos] = self.edges.find(self.owner, self.nbr, pos == "self_nbr")
+        return got
+
     @property
     def owner(self):
         return self.seg.owner
@@ -185,7 +234,7 @@ class Pushed(NamedTuple):
 
     own: Array  # receiver (row) of each entry
     nbr: Array  # sender of each entry (ext index)
-    eid: Array  # edge of each entry
+    eid: Array | None  # edge of each entry (None: a head that reads no entries does not need it)
 
 
 class Entries:
@@ -245,9 +294,116 @@ class Entries:
     def own_ids(self):
         return self._ids[self.own]
 
+    def edge_test(self, arr, pos: str):
+        """Edge set `arr` at each entry's edge nbr -> own (`pos` "nbr_self") or own -> nbr ("self_nbr"):
+        false where there is no such edge (the edge tests `(u, v) in A` of a neighbourhood head)."""
+        adj = self.adj
+        if self.pushed or self._rows is not None:
+            eid = adj.edge_at(pos, self.own, self.nbr)
+        else:
+            eid = adj.edge_at(pos)
+        return edge_set_at(adj.bk, arr, eid)
+
     def edge(self, arr):
         """`arr[eid]`; a constant array (the stride-0 weights of an unweighted graph) gives a stride-0
         view of the same shape instead of a gather (4.7 ms per 7.6M entries at kron:18)."""
+        eid = self.eid
+        assert eid is not None  # (a head that reads edges runs over entries that have them)
         if arr.ndim == 1 and arr.strides[0] == 0 and len(arr):
-            return self.adj.bk.xp.broadcast_to(arr[:1], self.eid.shape)
-        return arr[self.eid]
+            return self.adj.bk.xp.broadcast_to(arr[:1], eid.shape)
+        if not self.pushed:  # every entry, or a block of rows: the kept copy in entry order, if any
+            vals = self.adj.edge_values(arr, not self.later_block)
+            if vals is not None:
+                return vals if self._rows is None else vals[self._rows[2]:self._rows[3]]
+        return arr[eid]
+
+
+def edge_set_at(bk: Backend, arr, eid):
+    """Edge set `arr` (a bool per local edge, or one bool for all) at edges `eid`; false at -1."""
+    xp = bk.xp
+    ok = eid >= 0
+    if not bk.is_array(arr):
+        return ok if bool(arr) else xp.zeros(len(eid), dtype=bool)
+    if not len(arr):
+        return xp.zeros(len(eid), dtype=bool)
+    return xp.logical_and(ok, arr[xp.maximum(eid, 0)].astype(bool, copy=False))
+
+
+class EdgeIndex:
+    """Which local edge joins an owned vertex x and an ext vertex y, x -> y or y -> x: each direction's
+    (x, y) pairs as sorted keys x * n_ext + y, with their edges, made on first use.  A rank holds every
+    edge with an owned endpoint (partition.py), so every lookup the edge tests make is local."""
+
+    def __init__(self, bk: Backend, lg) -> None:
+        self.bk, self.lg = bk, lg  # (no module attribute: a graph's caches are pickled with it)
+        self._keys: dict[bool, tuple] = {}
+
+    def _sorted(self, out: bool) -> tuple:
+        got = self._keys.get(out)
+        if got is None:
+            xp, lg, bk = self.bk.xp, self.lg, self.bk
+            side = "out" if out and lg.directed else "in"
+            indptr, nbr, eid = (getattr(lg, f"{side}_{k}") for k in ("indptr", "nbr", "eid"))
+            rows = bk.repeat(xp.arange(lg.n, dtype=xp.int64), indptr[1:] - indptr[:-1])
+            keys = rows * lg.n_ext + nbr.astype(xp.int64)
+            order = xp.argsort(keys)
+            got = self._keys[out] = (keys[order], eid[order].astype(xp.int64))
+        return got
+
+    def find(self, x, y, out: bool):
+        """The local edge x -> y (`out`) or y -> x of each owned x and ext y; -1 where there is none.
+        On an undirected graph either is the edge joining them."""
+        xp = self.bk.xp
+        keys, eids = self._sorted(out)
+        if not len(keys):
+            return xp.full(len(x), -1, dtype=xp.int64)
+        q = x.astype(xp.int64) * self.lg.n_ext + y.astype(xp.int64)
+        p = xp.minimum(xp.searchsorted(keys, q), len(keys) - 1)
+        return xp.where(keys[p] == q, eids[p], -1)
+
+    def reverse(self):
+        """Each local edge's reverse (v -> u of u -> v; -1 where there is none); on an undirected graph
+        the edge itself.  Looked up at whichever endpoint is owned."""
+        xp, lg = self.bk.xp, self.lg
+        if not lg.directed:
+            return xp.arange(lg.m, dtype=xp.int64)
+        src, dst = lg.src, lg.dst
+        at_src = src < lg.n  # src owned: the edge dst -> src is in src's in-row
+        out = xp.full(lg.m, -1, dtype=xp.int64)
+        k = self.bk.nonzero(at_src)
+        out[k] = self.find(src[k], dst[k], False)
+        k = self.bk.nonzero(~at_src)  # else dst is owned: the edge dst -> src is in its out-row
+        out[k] = self.find(dst[k], src[k], True)
+        return out
+
+
+def union_csr(bk: Backend, lg, distinct: bool) -> tuple[Array, Array, Array]:
+    """(indptr, nbr, eid) of the in- and out-adjacency together: per owned row its in-entries, then its
+    out-entries, each in the order they have (so the same on any number of ranks).  `distinct`: a
+    neighbour linked both ways once, by its out-edge (`nbrs`); else every entry (`allnvals`)."""
+    xp, n = bk.xp, lg.n
+    ip_in, nb_in, ei_in = lg.in_indptr, lg.in_nbr, lg.in_eid
+    ip_out, nb_out, ei_out = lg.out_indptr, lg.out_nbr, lg.out_eid
+    c_in, c_out = ip_in[1:] - ip_in[:-1], ip_out[1:] - ip_out[:-1]
+    ar = xp.arange(n, dtype=xp.int64)
+    r_in, r_out = bk.repeat(ar, c_in), bk.repeat(ar, c_out)
+    at_in = xp.arange(len(nb_in), dtype=xp.int64) - ip_in[r_in]  # position within the row
+    if distinct and len(nb_in) and len(nb_out):
+        k_out = xp.sort(r_out * lg.n_ext + nb_out.astype(xp.int64))
+        k_in = r_in * lg.n_ext + nb_in.astype(xp.int64)
+        p = xp.minimum(xp.searchsorted(k_out, k_in), len(k_out) - 1)
+        keep = bk.nonzero(k_out[p] != k_in)  # in-neighbours that are not out-neighbours too
+        r_in, nb_in, ei_in = r_in[keep], nb_in[keep], ei_in[keep]
+        c_in = bk.bincount(r_in, minlength=n)
+        first = xp.cumsum(c_in) - c_in
+        at_in = xp.arange(len(r_in), dtype=xp.int64) - first[r_in]
+    indptr = xp.zeros(n + 1, dtype=xp.int64)
+    xp.cumsum(c_in + c_out, out=indptr[1:])
+    pos_in = indptr[r_in] + at_in
+    pos_out = indptr[r_out] + c_in[r_out] + (xp.arange(len(nb_out), dtype=xp.int64) - ip_out[r_out])
+    total = len(r_in) + len(r_out)
+    nbr = xp.empty(total, dtype=xp.result_type(nb_in.dtype, nb_out.dtype))
+    eid = xp.empty(total, dtype=xp.result_type(ei_in.dtype, ei_out.dtype))
+    nbr[pos_in], nbr[pos_out] = nb_in, nb_out
+    eid[pos_in], eid[pos_out] = ei_in, ei_out
+    return indptr, nbr, eid

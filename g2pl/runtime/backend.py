@@ -194,12 +194,27 @@ class Backend(Ops, KernelOps, Protocol):
         """The adjacency as a matrix of ones for `@` a vector: sums and counts as one SpMV."""
         ...
 
-    def transpose(self, indptr: Array, cols: Array, data: Array, n_cols: int) -> tuple[Array, Array, Array]:
-        """(indptr over columns, rows, data) of a CSR matrix: the reverse adjacency, for pushing."""
+    def transpose(self, indptr: Array, cols: Array, data: Array | None, n_cols: int
+                  ) -> tuple[Array, Array, Array | None]:
+        """(indptr over columns, rows, data) of a CSR matrix: the reverse adjacency, for pushing
+        (data None: the structure only, and None for the data)."""
         ...
 
     def expand_ranges(self, starts: Array, lens: Array) -> Array:
         """The concatenation of `arange(s, s + l)` for each (s, l): the entries of chosen rows."""
+        ...
+
+    def oriented_triangles(self, indptr: Array, cols: Array, count_only: bool) -> Any:
+        """The triangles a < b < c of an oriented CSR graph (row a: a's higher neighbours, ascending) by a
+        compiled kernel: per entry the triangles through it (count only), else the entry positions of
+        each one's edges ab, ac, bc; None where the backend has no such kernel (the caller lists them
+        with array operations, the same triangles)."""
+        ...
+
+    def scatter_argmin(self, lp: Array, v: Array, ix: Array, t1: Array, t2: Array, n: int) -> tuple | None:
+        """Per row r < n, of the entries (j, i) with lp[j, i] == r, the i with the least (v[i], t1[ix[i]],
+        t2[ix[i]], i): (the rows that have entries, ascending; their winners' i), by a compiled kernel;
+        None where the backend has none (the caller's scatter reductions pick the same)."""
         ...
 
     def gather(self, table: Array, idx: Array) -> Array:

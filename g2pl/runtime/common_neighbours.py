@@ -16,7 +16,10 @@ is found once, at its edge (a, b), as c in N+(a) after b with (b, c) an edge.
 The (b, c) tests run for all edges at once, in bounded chunks: a
 `searchsorted` of the keys b * N + c in the sorted keys of the oriented
 edges, with the queries grouped by b so the lookups of one b stay in its
-row.  A plain count needs no more: it adds 1 to each edge of each triangle.
+row.  Where the backend has a compiled kernel (`Backend.oriented_triangles`: the NumPy
+backend with numba, cpu_kernels.py) the rows are merged instead, as GAPBS's `tc` does: a few
+instructions per entry where the lookups cost a dozen array passes each; the triangles are the same.
+A plain count needs no more: it adds 1 to each edge of each triangle.
 Otherwise every triangle gives its three edges one element each (the edge,
 its third vertex w, the edges joining w to the edge's ends) and the
 aggregation's head is evaluated over those elements.
@@ -144,7 +147,8 @@ class Common:
         vext, _ = self.transport.exchange(spec, tuple(self._full(a, lg.n) for a in vfields), None)
         earrs = [self._full(a, m) for a in efields]
         outs = tuple(spec.outs) if lg.directed else (False,)
-        dirs = sorted(set(outs))
+        # the lists shipped: in (False) and out (True); each adjacent vertex once ("set") takes both
+        dirs = sorted({d for o in outs for d in ((False, True) if o == "set" else (bool(o),))})
         # whole neighbour lists (the naive code), or, pruned, only their entries within `keep`
         send_keep = keep if spec.need else None
         if spec.counted:  # else the naive code's per-superstep record is what is counted
@@ -277,14 +281,29 @@ class Common:
         lo, hi = xp.minimum(rx, ry), xp.maximum(rx, ry)
         srt = xp.argsort(lo * N + hi)
         lo, hi, eidx = lo[srt], hi[srt], eidx[srt]
-        M = len(lo)
         indptr = xp.zeros(N + 1, dtype=xp.int64)
         xp.cumsum(bk.bincount(lo, minlength=N), out=indptr[1:])
+        found = bk.oriented_triangles(indptr, hi, count_only)  # a compiled merge, where the backend has one
+        if found is None:
+            found = self._hashed(indptr, lo, hi, count_only)
+        if count_only:  # triangles per oriented edge
+            counts = xp.zeros(m + len(owner), dtype=xp.int64)
+            counts[eidx] = found
+            return counts[:m]
+        kk, cpos, p = found  # the oriented edges ab, ac, bc of each triangle a < b < c
+        return self._roles(eidx[kk], eidx[cpos], eidx[p], order[lo[kk]], order[hi[kk]], order[hi[cpos]])
+
+    def _hashed(self, indptr, lo, hi, count_only: bool):
+        """The triangles of the oriented edges (`lo`, `hi` sorted, rows `indptr`) by hashed lookups of the
+        wedges (b, c), c in N+(a) after b, in chunks: per oriented edge the triangles through it (count
+        only), else the positions of each triangle's edges ab, ac, bc."""
+        bk, xp = self.bk, self.xp
+        M = len(lo)
         after = indptr[lo + 1] - xp.arange(M, dtype=xp.int64) - 1  # higher neighbours of a after b
-        csc = xp.argsort(hi * N + lo)  # the lookups grouped by b
+        csc = xp.argsort(hi * (len(indptr) - 1) + lo)  # the lookups grouped by b
         work = after[csc]
         table = RowHash(bk, indptr, hi)
-        per_pos = xp.zeros(M, dtype=xp.int64) if count_only else None  # triangles per oriented edge
+        per_pos = xp.zeros(M, dtype=xp.int64)
         parts = []
         for a, b in self._chunks(work):
             ks, c = csc[a:b], work[a:b]
@@ -297,14 +316,14 @@ class Common:
             if count_only:
                 for e in (kk, cpos, p):
                     per_pos += bk.bincount(e, minlength=M)
-                continue
-            va, vb, vc = order[lo[kk]], order[hi[kk]], order[hi[cpos]]
-            parts.append(self._roles(eidx[kk], eidx[cpos], eidx[p], va, vb, vc))
+            else:
+                parts.append((kk, cpos, p))
         if count_only:
-            counts = xp.zeros(m + len(owner), dtype=xp.int64)
-            counts[eidx] = per_pos
-            return counts[:m]
-        return self._concat(parts)
+            return per_pos
+        if not parts:
+            z = xp.zeros(0, dtype=xp.int64)
+            return z, z, z
+        return tuple(xp.concatenate([q[k] for q in parts]) for k in range(3))
 
     def _roles(self, e_ab, e_ac, e_bc, va, vb, vc) -> tuple:
         """The elements of triangles (a, b, c) whose edge is local: one per local edge of each, with its
@@ -344,14 +363,34 @@ class Common:
         xp.cumsum(bk.bincount(x, minlength=N), out=indptr[1:])
         return keys, w, eidx, indptr
 
+    def _distinct(self, ins: tuple, outs: tuple) -> tuple:
+        """Directed: the in- and out-lists of `_lists` as one, each neighbour of x once, by its out-edge
+        where both exist (`nbrs`)."""
+        bk, xp, N = self.bk, self.xp, self.lg.n_ext
+        keys = xp.concatenate([ins[0], outs[0]])
+        pref = xp.concatenate([xp.ones(len(ins[0]), dtype=xp.int64), xp.zeros(len(outs[0]), dtype=xp.int64)])
+        order = xp.lexsort(xp.stack([pref, keys]))  # by key, the out-edge first
+        keys = keys[order]
+        first = xp.ones(len(keys), dtype=bool)
+        first[1:] = keys[1:] != keys[:-1]
+        sel = bk.nonzero(first)
+        keys = keys[sel]
+        w = xp.concatenate([ins[1], outs[1]])[order][sel]
+        eidx = xp.concatenate([ins[2], outs[2]])[order][sel]
+        indptr = xp.zeros(N + 1, dtype=xp.int64)
+        xp.cumsum(bk.bincount(keys // N, minlength=N), out=indptr[1:])
+        return keys, w, eidx, indptr
+
     def _directed(self, outs: tuple, keep, shipped: dict) -> tuple:
         """Directed: for each local edge (u, v) the shorter of u's and v's lists, looked up in the other."""
         bk, xp, lg = self.bk, self.xp, self.lg
         m, N = lg.m, lg.n_ext
         base, lists = m, {}
-        for d in sorted(set(outs)):
+        for d in sorted(shipped):
             lists[d] = self._lists(d, keep, shipped[d], base)
             base += len(shipped[d][0])
+        if "set" in outs:
+            lists["set"] = self._distinct(lists[False], lists[True])
         lu, lv = lists[outs[0]], lists[outs[1]]
         cen = xp.arange(m, dtype=xp.int64) if keep is None else bk.nonzero(keep)
         u, v = lg.src[cen], lg.dst[cen]

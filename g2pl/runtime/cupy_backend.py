@@ -165,13 +165,24 @@ class CuPyBackend(intops.IntOpsMixin):
     def expand_ranges(self, starts, lens):
         return AK.expand_ranges(self, starts, lens)
 
+    @staticmethod
+    def oriented_triangles(indptr, cols, count_only: bool):
+        return None  # listed with array operations on the device (common_neighbours.RowHash)
+
+    @staticmethod
+    def scatter_argmin(lp, v, ix, t1, t2, n: int):
+        return None  # scatter reductions on the device (keyed.Keyed._scatter_winners)
+
     def csr_matrix(self, indptr, cols, n_cols: int, kind: str):
         return CK.DeviceCSR(self, self.sparse, indptr, cols, n_cols)
 
     def transpose(self, indptr, cols, data, n_cols: int):
         xp = self.xp  # edge ids travel as float64 data: exact below 2**53 edges
-        t = self.sparse.csr_matrix(((data + 1).astype(xp.float64), cols, indptr), shape=(len(indptr) - 1, n_cols))
+        values = xp.ones(len(cols), dtype=xp.float32) if data is None else (data + 1).astype(xp.float64)
+        t = self.sparse.csr_matrix((values, cols, indptr), shape=(len(indptr) - 1, n_cols))
         t = t.tocsc()
+        if data is None:  # the structure only
+            return t.indptr.astype(xp.int64), t.indices, None
         eids = (t.data - 1).astype(data.dtype)  # narrow types, as the NumPy backend gives them
         return t.indptr.astype(xp.int64), t.indices, eids
 

@@ -7,6 +7,7 @@ import sys
 from typing import Any, Literal
 
 from g2pl.contract import Spec
+from g2pl.runtime.adjacency import EdgeIndex, edge_set_at
 from g2pl.runtime.backend import Array, Backend
 from g2pl.runtime.stats import Stats, Tally
 from g2pl.runtime.transport import Transport
@@ -94,6 +95,14 @@ class Edges:
 
     def entries(self, x, k: int):
         return x if self.bk.is_array(x) else self.xp.full(k, x)
+
+    def reverse(self, arr, index: EdgeIndex):
+        """Edge set `arr` at each local edge's reverse, false where there is none (the reverses are
+        looked up once per graph part: both endpoints' edges are local, so no exchange)."""
+        c = self.lg.cache
+        if c.reverse_edge is None:
+            c.reverse_edge = index.reverse()
+        return edge_set_at(self.bk, arr, c.reverse_edge)
 
     def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None, sent=None) -> list:
         """The verb: each read of `spec.reads` (field at src or dst) per local edge, or, for an edgeset

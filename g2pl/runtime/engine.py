@@ -36,6 +36,7 @@ from g2pl.contract import (
 )
 from g2pl.errors import RunStopped
 from g2pl.graph import alloc
+from g2pl.runtime import cpu_kernels
 from g2pl.runtime.backend import Backend
 from g2pl.runtime.checkpoint_schema import encode_runtime
 from g2pl.runtime.comm import SingleComm
@@ -43,7 +44,7 @@ from g2pl.runtime.common_neighbours import Common
 from g2pl.runtime.edges import Edges, Members
 from g2pl.runtime.keyed import Keyed
 from g2pl.runtime.neighbourhood import Neighbourhood
-from g2pl.runtime.numpy_backend import NumPyBackend
+from g2pl.runtime.numpy_backend import NumPyBackend, load_sparse
 from g2pl.runtime.output import RankPart
 from g2pl.runtime.partials import merge_mode
 from g2pl.runtime.partition import LocalGraph, whole
@@ -111,7 +112,13 @@ class Runtime:
         self._directions = (bool(need_in), bool(need_out))
         # an exchange that may push reads each sender's entries (the transposed adjacency); a program
         # that only pulls never builds that copy of its adjacency
-        self._pushes = any(isinstance(v, Spec) and v.policy == "push-pull" for v in vars(module).values())
+        self._push_dirs = sorted({v.dir for v in vars(module).values()
+                                  if isinstance(v, Spec) and v.kind == "nbr" and v.policy == "push-pull"})
+        self._pushes = bool(self._push_dirs)
+        # a sum, count or average over neighbours is one sparse mat-vec (SciPy on the NumPy backend)
+        self._sums = any(isinstance(v, Spec) and v.op in ("sum", "count", "avg") for v in vars(module).values())
+        # neighbourhood combines over a large adjacency run compiled row kernels where numba is there
+        self._combines = any(isinstance(v, Spec) and v.kind == "nbr" for v in vars(module).values())
         self._rand_counts = [0] * int(getattr(module, "RAND_SITES", 0))
         self._names = tuple(getattr(module, "VARIABLES", ()))  # what a checkpoint saves
         # the naive code's broadcast: every vertex sends one record along every adjacency entry it has
@@ -187,6 +194,21 @@ class Runtime:
             self._weight = _weight_view(self.lg, self.bk)
         return self._weight
 
+    @property
+    def directed(self) -> bool:
+        """`directed` of the language: does the graph keep edge direction?"""
+        return bool(self.lg.directed)
+
+    @property
+    def all_edges(self):
+        """`E` as an edge set (every local edge), for the edge tests `(v, u) in E`."""
+        return self.xp.broadcast_to(self.xp.ones(1, dtype=bool), (self.m,))
+
+    def reverse_edges(self, arr):
+        """Edge set `arr` at each local edge's reverse (the edge v -> u of u -> v; the edge itself on an
+        undirected graph), false where there is none: the edge test `(v, u) in A` over edges."""
+        return self.edges.reverse(arr, self.nbr.edge_index())
+
     def prepare(self) -> None:
         """Build this rank's adjacency structures the program reads (both CSR directions of the local
         part, as one rank has them from the graph) before the run's clock starts: part of loading the
@@ -199,10 +221,12 @@ class Runtime:
         if self.host_lg is not lg:  # a device copy: the host part's cache too
             self.host_lg.cache.forget_values()
         if lg.size > 1 and self._pushes:
-            need_in, need_out = self._directions
-            for out in {False: [False], True: [d for d, need in ((False, need_in), (True, need_out)) if need]}[
-                    bool(lg.directed)]:
-                self.nbr.adj(out).transpose()
+            for d in self._push_dirs:
+                self.nbr.adj(d).transpose()
+        if lg.size > 1 or self._sums:
+            load_sparse()  # imported on first need, and that is now: not inside the first superstep
+        if self._combines and self.bk.name == "numpy" and cpu_kernels.use(len(self.host_lg.in_nbr)):
+            cpu_kernels.available()  # numba's import (seconds), where the neighbourhood kernels will load it
         if lg.size > 1:
             # MPI sets up its transport between two ranks on their first exchange: one byte per mirror
             # now, so that cost is part of loading, not of the first superstep

@@ -38,7 +38,14 @@ from g2pl.contract import Spec
 from g2pl.errors import G2PLError, G2PLRuntimeError
 from g2pl.graph.generators import generate_share
 from g2pl.graph.graph import Graph, _dedup, index_dtype
-from g2pl.graph.loaders import edge_list_share, load_graph, npz_share, parse_graph_spec
+from g2pl.graph.loaders import (
+    ReadOptions,
+    edge_list_share,
+    graphalytics_share,
+    load_with,
+    npz_share,
+    parse_graph_spec,
+)
 from g2pl.graph.memory import available_memory, estimate_bytes, temporaries_returned
 from g2pl.graph.share import EdgeShare, agreed
 from g2pl.runtime.array_kernels import HostOps, expand_ranges
@@ -46,7 +53,7 @@ from g2pl.runtime.checkpoint import content_digest, content_sums
 from g2pl.runtime.partition import RENUMBERINGS, LocalGraph
 
 #: entries placed per step when adjacency rows are filled (bounds the temporaries)
-_CHUNK = 1 << 20
+_CHUNK = 1 << 18
 
 #: up to this many ranks, entries are grouped by destination with one mask per rank (no index arrays)
 _MASKED_RANKS = 16
@@ -245,8 +252,9 @@ def build(comm, share: EdgeShare, renumber: str | None = "auto", *, entry_routes
     edges = [a, b, w]
     del a, b, w
     part = _part(comm, edges, m, n, bounds, own_ids, directed, renumber, weighted, entry_routes)
-    info = dict(share.info)
-    info.update(input_edges=n_input, self_loops_dropped=loops, duplicates_merged=dups, isolated_vertices=isolated)
+    # a share dealt from a graph rank 0 built whole carries that graph's counts (its edges are clean)
+    info = dict(input_edges=n_input, self_loops_dropped=loops, duplicates_merged=dups, isolated_vertices=isolated)
+    info.update(share.info)
     return DistributedGraph(comm=comm, part=part, n=n, m=m, directed=directed, weighted=weighted,
                             name=share.name, renumber=renumber, info=info)
 
@@ -505,7 +513,7 @@ def _ghosts(n: int, ml: int, lo: int, hi: int, *ends: np.ndarray):
 
 def _stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
     """The stable sorting order of non-negative `keys` < `bound`: one sort of plain int64 (key, position)
-    pairs, faster than a stable argsort (as graph._order_by_dst)."""
+    pairs, faster than a stable argsort (as the whole-graph build sorts packed keys)."""
     k = len(keys)
     if k == 0:
         return np.zeros(0, dtype=np.int64)
@@ -591,22 +599,25 @@ def _entry_routes(comm, lg: LocalGraph, senders: np.ndarray, ghosts: np.ndarray,
 # ---------------------------------------------------------------------------- shares of named graphs
 
 
-def load(comm, spec: str, *, directed: bool = False, seed: int = 0, renumber: str | None = "auto",
-         entry_routes: bool = False) -> DistributedGraph:
-    """The graph `spec` names (file or generator), built as parts (collective).
+def load(comm, spec: str, *, directed: bool | None = None, seed: int = 0, renumber: str | None = "auto",
+         entry_routes: bool = False, read: ReadOptions | None = None) -> DistributedGraph:
+    """The graph `spec` names (file or generator), built as parts (collective); `directed` and `read`
+    as for `loaders.load_with`.
 
-    Generators: each rank draws its own edge blocks.  Edge-list text files: each rank parses its own
-    byte range.  `.npz` files: each rank reads its slices of the edge and ID arrays.  Matrix Market
-    and `.g2g` files: rank 0 reads the file (a `.g2g` is checked whole: its adjacency must be exactly
-    that of its edges) and deals the edges out in slices, so only rank 0 ever holds the raw file's
-    edges.  A failure on any rank is raised on every
-    rank, the same error."""
+    Generators: each rank draws its own edge blocks.  Edge-list text files (and a `--vertices` file),
+    Graphalytics .v and .e files: each rank parses its own byte range.  `.npz` files: each rank reads
+    its slices of the edge and ID arrays.  Matrix Market and `.g2g` files: rank 0 reads the file (a
+    `.g2g` is checked whole: its adjacency must be exactly that of its edges) and deals the edges out
+    in slices, so only rank 0 ever holds the raw file's edges.  A failure on any rank is raised on
+    every rank, the same error."""
     t0 = time.perf_counter()
     gs = parse_graph_spec(spec)
+    read = read or ReadOptions()
+    read.check(gs)
     _check_fits(comm, gs)
     counted = (getattr(comm, "bytes_sent", 0), getattr(comm, "bytes_received", 0))
     with temporaries_returned():  # the build's big temporaries go back to the system when freed
-        graph = _load(comm, gs, spec, directed, seed, renumber, entry_routes)
+        graph = _load(comm, gs, spec, directed, seed, renumber, entry_routes, read)
     graph.load_s = time.perf_counter() - t0
     graph.load_bytes = getattr(comm, "bytes_sent", 0) - counted[0]
     if hasattr(comm, "bytes_sent"):  # loading is not the program's traffic
@@ -614,16 +625,19 @@ def load(comm, spec: str, *, directed: bool = False, seed: int = 0, renumber: st
     return graph
 
 
-def _load(comm, gs, spec: str, directed: bool, seed: int, renumber: str | None, entry_routes: bool
-          ) -> DistributedGraph:
+def _load(comm, gs, spec: str, directed: bool | None, seed: int, renumber: str | None, entry_routes: bool,
+          read: ReadOptions) -> DistributedGraph:
     if gs.kind == "generator":
-        share = generate_share(spec, directed, seed, comm)
+        share = generate_share(spec, bool(directed), seed, comm)
     elif gs.format == "edgelist":
-        share = edge_list_share(spec, directed, comm.rank, comm.size, comm)
+        share = edge_list_share(spec, bool(directed), comm.rank, comm.size, comm, vertices=read.vertices,
+                                header=read.header)
+    elif gs.format == "graphalytics":  # directed may be None: the properties file then says
+        share = graphalytics_share(spec, directed, comm.rank, comm.size, comm, vertices=read.vertices)
     elif gs.format == "npz":
-        share = npz_share(spec, directed, comm.rank, comm.size, comm)
+        share = npz_share(spec, bool(directed), comm.rank, comm.size, comm)
     else:
-        share = _dealt(comm, spec, directed, seed)
+        share = _dealt(comm, spec, directed, seed, read)
     try:
         return build(comm, share, renumber, entry_routes=entry_routes)
     except MemoryError:
@@ -678,9 +692,9 @@ class GatheredGraph:
         return Graph.summary(cast(Graph, self))
 
 
-def _dealt(comm, spec: str, directed: bool, seed: int) -> EdgeShare:
+def _dealt(comm, spec: str, directed: bool | None, seed: int, read: ReadOptions) -> EdgeShare:
     """Rank 0 loads the file and sends each rank a slice of its edges (as original IDs)."""
-    graph = agreed(comm, lambda: load_graph(spec, directed=directed, seed=seed) if comm.rank == 0 else None)
+    graph = agreed(comm, lambda: load_with(spec, directed, seed, read) if comm.rank == 0 else None)
     size = comm.size
     head = comm.allgather((graph.weighted, graph.info) if graph is not None else None)[0]
     weighted, info = head
@@ -702,9 +716,7 @@ def _dealt(comm, spec: str, directed: bool, seed: int) -> EdgeShare:
     v = comm.alltoallv(v, ecounts)[0]
     w = None if w is None else comm.alltoallv(w, ecounts)[0]
     ids = comm.alltoallv(ids, vcounts)[0]
-    info = {k: val for k, val in info.items()
-            if k not in ("input_edges", "self_loops_dropped", "duplicates_merged", "isolated_vertices")}
-    return EdgeShare(u, v, w, ids, directed, spec, info)
+    return EdgeShare(u, v, w, ids, bool(directed), spec, dict(info))
 
 
 def _check_fits(comm, gs) -> None:

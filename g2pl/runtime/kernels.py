@@ -13,6 +13,7 @@ from typing import Final
 import numpy as np
 
 from g2pl.runtime import array_kernels as AK
+from g2pl.runtime import cpu_kernels
 from g2pl.runtime.rng import uniform  # noqa: F401  (the NumPy backend's RNG: rng.py, shared by every backend)
 from g2pl.runtime.values import DTYPES, INT64_MAX, INT64_MIN, empty_value, identity  # noqa: F401
 
@@ -139,9 +140,15 @@ class Segments:
 
     def gather_reduce(self, ufunc: np.ufunc, table: np.ndarray, idx: np.ndarray, fill) -> np.ndarray:
         """`reduce(ufunc, table[idx], fill)` (idx: one table index per entry) without the entry-length
-        array: rows are taken in blocks of about BLOCK entries, each gathered into one reused buffer and
-        reduced while it is still in cache.  Same result (each row's entries are reduced in order)."""
+        array: one compiled pass over a large adjacency (`row_reduce`), else rows are taken in blocks of
+        about BLOCK entries, each gathered into one reused buffer and reduced while it is still in cache.
+        Same result (each row's entries are reduced in order)."""
         total = len(idx)
+        if ufunc is not np.add:
+            got = row_reduce("min" if ufunc is np.minimum else "max" if ufunc is np.maximum else "",
+                             self.indptr, idx, table, fill)
+            if got is not None:
+                return got
         st, ne = self.starts, self.nonempty
         if total <= 2 * self.BLOCK or not len(st):
             return self.reduce(ufunc, table[idx], fill)
@@ -163,6 +170,71 @@ class Segments:
         if len(self.starts):
             out[self.nonempty] = np.add.reduceat(mask, self.starts, dtype=np.int64)
         return out
+
+
+#: numba's `prange` in the compiled kernels below (cpu_kernels._jit binds it before compiling them)
+prange = range
+
+
+def _row_sums(indptr, cols, x, zero, out, cuts):  # pragma: no cover (compiled)
+    for b in prange(len(cuts) - 1):  # blocks of whole rows (cpu_kernels.run_rows): one thread a row
+        for r in range(cuts[b], cuts[b + 1]):
+            s = zero
+            for k in range(indptr[r], indptr[r + 1]):
+                s += x[np.uint64(cols[k])]  # (unsigned: no test for a negative index)
+            out[r] = s
+
+
+def _row_min(indptr, cols, x, fill, out, cuts):  # pragma: no cover (compiled)
+    for b in prange(len(cuts) - 1):
+        for r in range(cuts[b], cuts[b + 1]):
+            lo, hi = indptr[r], indptr[r + 1]
+            if lo == hi:
+                out[r] = fill
+                continue
+            s = x[np.uint64(cols[lo])]
+            for k in range(lo + 1, hi):
+                v = x[np.uint64(cols[k])]
+                if v < s or v != v:  # NaN propagates, as np.minimum does
+                    s = v
+            out[r] = s
+
+
+def _row_max(indptr, cols, x, fill, out, cuts):  # pragma: no cover (compiled)
+    for b in prange(len(cuts) - 1):
+        for r in range(cuts[b], cuts[b + 1]):
+            lo, hi = indptr[r], indptr[r + 1]
+            if lo == hi:
+                out[r] = fill
+                continue
+            s = x[np.uint64(cols[lo])]
+            for k in range(lo + 1, hi):
+                v = x[np.uint64(cols[k])]
+                if v > s or v != v:
+                    s = v
+            out[r] = s
+
+
+_ROW_KERNELS = {"sum": _row_sums, "min": _row_min, "max": _row_max}
+
+
+def row_reduce(op: str, indptr: np.ndarray, cols: np.ndarray, x: np.ndarray, fill=0,
+               force: bool = False, nthreads: int | None = None) -> np.ndarray | None:
+    """Per CSR row, `op` ("sum", "min", "max") of x[cols[k]] over its entries k, in one compiled pass:
+    each entry costs its column index and the gathered value, with no entry-length array in between
+    (SciPy's product also reads an 8-byte 1.0 per entry; NumPy's gather and `reduceat`, three passes).
+    A sum adds a row's entries in order from +0 (SciPy's `csr_matvec` order, so the same bits); an empty
+    row gets `fill` for min and max.  Rows are shared among `nthreads` threads (default
+    cpu_kernels.threads()), each row reduced by one, so the bits do not depend on the count.  None (the
+    caller's NumPy path, the same answer) where numba is absent or turned off, or the adjacency is too
+    small to repay loading it (cpu_kernels.use), unless `force` (where numba is there)."""
+    kernel = _ROW_KERNELS.get(op)
+    if kernel is None or not (cpu_kernels.available() if force else cpu_kernels.use(len(cols))):
+        return None
+    out = np.empty(len(indptr) - 1, dtype=x.dtype)
+    cpu_kernels.run_rows(kernel, (indptr, cols, x, x.dtype.type(0 if op == "sum" else fill), out), indptr,
+                         nthreads=nthreads)
+    return out
 
 
 def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | None, elem: str,
@@ -200,6 +272,34 @@ def _heads(seg: Segments, nbr: np.ndarray) -> np.ndarray | None:
     return heads
 
 
+def _any_rows(indptr, nbr, x, rows, budget, res, spent, cuts):  # pragma: no cover (compiled)
+    for b in prange(len(cuts) - 1):  # blocks of `rows` (cpu_kernels.run_rows)
+        reads = 0
+        for q in range(cuts[b], cuts[b + 1]):
+            r = rows[q]
+            for k in range(indptr[r], indptr[r + 1]):
+                reads += 1
+                if x[np.uint64(nbr[k])]:
+                    res[r] = True
+                    break
+            if reads > budget:  # the whole pull reads more than the budget: the caller pushes
+                break
+        spent[b] = reads
+
+
+def _any_pull_compiled(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None,
+                       rows: np.ndarray | None, nthreads: int | None = None) -> np.ndarray | None:
+    """any_pull as one compiled pass over the rows, each read up to its first hit by one thread (same
+    answer for any thread count); None when the reads exceed `budget`."""
+    rows = seg.nonempty if rows is None else rows
+    res = np.zeros(seg.n, dtype=bool)
+    cap = np.iinfo(np.int64).max if budget is None else int(budget)
+    t = cpu_kernels.threads() if nthreads is None else nthreads
+    spent = np.zeros(max(t, 1) * cpu_kernels.BLOCKS_PER_THREAD + 1, dtype=np.int64)  # reads per block
+    cpu_kernels.run_rows(_any_rows, (seg.indptr, nbr, x, rows, cap, res, spent), items=len(rows), nthreads=t)
+    return None if budget is not None and int(spent.sum()) > budget else res
+
+
 def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None = None,
              rows: np.ndarray | None = None) -> np.ndarray | None:
     """Per row: does any neighbour j have x[j]?  Pull with early exit: every row still looking reads
@@ -213,7 +313,19 @@ def any_pull(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None =
     With `budget`: None as soon as finishing would take more than `budget` entry reads in all (the
     caller then has a cheaper way, e.g. pushing from the senders with x). With `rows` (ascending
     row indices): only those rows are looked at; every other row is False.
+
+    On a large adjacency where numba is there (cpu_kernels.use), one compiled pass instead, shared
+    among threads (`_any_pull_compiled`): each row reads up to its first hit, no rounds.  Else
+    `pull_rounds`.
     """
+    if cpu_kernels.use(len(nbr)):
+        return _any_pull_compiled(seg, nbr, x, budget, rows)
+    return pull_rounds(seg, nbr, x, budget, rows)
+
+
+def pull_rounds(seg: Segments, nbr: np.ndarray, x: np.ndarray, budget: int | None = None,
+                rows: np.ndarray | None = None) -> np.ndarray | None:
+    """any_pull in NumPy rounds of 1, 2, 4, ... entries per row still looking (see any_pull)."""
     take = np.take
     indptr = seg.indptr
     res = np.zeros(seg.n, dtype=bool)

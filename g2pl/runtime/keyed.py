@@ -11,6 +11,12 @@ are not combined before the owner: it adds them in element order (by original ID
 the same on any number of ranks.  An edge winner goes, in the same exchange, to the ranks of its
 two endpoints (edges live at both), which mark it.  Without keys (a global argmin/argmax whose
 result is an edge or a payload), each rank's winner goes to every rank.
+
+argmin/argmax entries are each key's local vertex positions beside the selected elements; their tie
+keys and payloads stay in the domain's arrays until read (equal values, the winners, the records
+sent), and the winners are one compiled pass where the backend has one (`Backend.scatter_argmin`):
+Boruvka's first rounds have two entries per edge, and gathering everything for each cost more than
+the minimum itself.
 """
 from __future__ import annotations
 
@@ -40,19 +46,25 @@ class Keyed:
         vals = self._arr(value, size)[sel]
         if vals.dtype == bool and spec.op not in ("and", "or"):
             vals = vals.astype(xp.int64)
-        t1 = t2 = None
+        ties = None  # the (t1, t2) of every element of the domain: gathered per entry only where read
         if arg or self._float_sum(spec, vals):  # ties (and the float sums' order) by original IDs
-            t1 = (lg.ids if spec.dom == "V" else lg.end_ids("src"))[sel]
-            t2 = xp.zeros(len(sel), dtype=xp.int64) if spec.dom == "V" else lg.end_ids("dst")[sel]
-        pay = self._arr(payload, size)[sel] if payload is not None else None
+            ties = (lg.ids, xp.zeros(size, dtype=xp.int64)) if spec.dom == "V" else \
+                (lg.end_ids("src"), lg.end_ids("dst"))
+        pays = self._arr(payload, size) if payload is not None else None
         valid = ~xp.isnan(vals) if arg and vals.dtype.kind == "f" else None  # NaN never wins
         if not spec.nkeys:
+            assert ties is not None  # (made above for argmin/argmax)
+            t1, t2 = ties[0][sel], ties[1][sel]
+            pay = pays[sel] if pays is not None else None
             if valid is not None:
-                assert t1 is not None and t2 is not None  # (made above for argmin/argmax)
                 ok = bk.nonzero(valid)
                 vals, t1, t2 = vals[ok], t1[ok], t2[ok]
                 pay = pay[ok] if pay is not None else None
             return self._global(spec, vals, t1, t2, pay)
+        if arg:  # (the same entry twice at one key changes no argmin: no distinct-key selection)
+            assert ties is not None
+            kjs = [self._arr(k, size).astype(xp.int64, copy=False)[sel] for k in keys]
+            return self._arg_run(spec, kjs, vals, valid, sel, ties, pays)
         # every element once per distinct key (-1: none)
         picks, ks = [], []
         for j, k in enumerate(keys):
@@ -67,18 +79,18 @@ class Keyed:
             ks.append(kj[p])
         p = xp.concatenate(picks) if len(picks) > 1 else picks[0]
         K = xp.concatenate(ks) if len(ks) > 1 else ks[0]
-        fields = self._fields(spec, vals[p], *(None if a is None else a[p] for a in (t1, t2, pay)))
+        ix = sel[p]  # the element of the domain each entry comes from
         self.tally.messages += len(K)  # Pregel's count: one message per (element, key); combining saves bytes
+        t1, t2 = (None, None) if ties is None else (ties[0][ix], ties[1][ix])
+        fields = self._fields(spec, vals[p], t1, t2)
         if self._float_sum(spec, fields[0]):
             return self._float_sum_run(spec, K, fields)
         # keys this rank owns are combined in place; the others once per key, then sent to their owners
         lp = lg.id_to_local(K)
         here = bk.nonzero(lp >= 0)
         pos, parts = lp, fields
-        eix = sel[p] if spec.result == "edge" else None  # local edge of each entry (-1: another rank's)
         if len(here) < len(K):
             pos, parts = lp[here], [f[here] for f in fields]
-            eix = eix[here] if eix is not None else None
         if self.comm.size > 1:
             away = bk.nonzero(lp < 0)
             ukeys, sent = self._combine(spec, K[away], [f[away] for f in fields])
@@ -87,9 +99,70 @@ class Keyed:
             ok = bk.nonzero(rpos >= 0)  # keys naming no vertex are dropped
             pos = xp.concatenate([pos, rpos[ok]])
             parts = [xp.concatenate([a, b[ok]]) for a, b in zip(parts, got)]
-            if eix is not None:
-                eix = xp.concatenate([eix, xp.full(len(ok), -1, dtype=xp.int64)])
-        return self._finish(spec, pos, parts, eix)
+        op = "sum" if spec.op == "count" else spec.op  # counts arrive as partial counts
+        return bk.scatter_reduce(op, pos, parts[0], None, lg.n, "int" if spec.op == "count" else spec.elem)
+
+    def _arg_run(self, spec: Spec, kjs: list, v, valid, ix, ties: tuple, pays):
+        """argmin/argmax by keys: element i (domain element `ix[i]`, value `v[i]`) is an entry at each of
+        its keys `kjs[j][i]` (-1: none); NaN values (`valid` false) take no part.  Ties (t1, t2) and
+        payloads stay in the domain's arrays `ties`, `pays` until read: for the few entries with equal
+        values, the winners, and what is sent to other ranks."""
+        xp, bk, lg = self.xp, self.bk, self.lg
+        t1s, t2s = ties
+        L = len(ix)
+        counted = 0  # Pregel's count: one message per (element, distinct key)
+        lps, sends = [], []
+        for j, kj in enumerate(kjs):
+            has = kj != -1
+            if valid is not None:
+                has &= valid
+            lj = lg.id_to_local(kj)
+            if not bk.item(xp.all(has)):
+                lj = xp.where(has, lj, -1)
+            lps.append(lj)
+            for k0 in kjs[:j]:
+                has &= kj != k0
+            counted += int(bk.item(xp.count_nonzero(has)))
+            if self.comm.size > 1:  # to another rank: once per distinct key (a group holds no repeats)
+                sends.append(bk.nonzero(has & (lj < 0)))
+        self.tally.messages += counted
+        lp = xp.stack(lps) if len(lps) > 1 else lps[0][None, :]  # entry (j, i): element i at key j
+        if self.comm.size > 1:  # the others combined once per key and sent; what arrives joins the arrays
+            away = xp.concatenate(sends) if len(sends) > 1 else sends[0]
+            K = xp.concatenate([kj[a] for kj, a in zip(kjs, sends)]) if len(sends) > 1 else kjs[0][sends[0]]
+            aix = ix[away]
+            fields = [v[away], t1s[aix], t2s[aix]] + ([pays[aix]] if pays is not None else [])
+            ukeys, sent = self._combine(spec, K, fields)
+            rkeys, got = self._route(ukeys, sent)
+            rpos = lg.id_to_local(rkeys)
+            ok = bk.nonzero(rpos >= 0)  # keys naming no vertex are dropped
+            r = len(ok)
+            base = len(t1s)
+            lp = xp.concatenate([lp, xp.full((len(lp), r), -1, dtype=xp.int64)], axis=1)
+            lp[0, L:] = rpos[ok]
+            v = xp.concatenate([v, got[0][ok]])
+            ix = xp.concatenate([ix, base + xp.arange(r, dtype=xp.int64)])
+            t1s, t2s = xp.concatenate([t1s, got[1][ok]]), xp.concatenate([t2s, got[2][ok]])
+            if pays is not None:
+                pays = xp.concatenate([pays, got[3][ok].astype(pays.dtype, copy=False)])
+        pos, w = self._scatter_winners(spec.op, lp, v, ix, t1s, t2s)
+        win = ix[w]  # the winners' domain elements (or received records)
+        n = lg.n
+        if spec.result == "edge":
+            self.tally.messages += len(w)  # each winner to its endpoints' ranks (a second copy is the same message)
+            if self.comm.size == 1:
+                out = xp.zeros(lg.m, dtype=bool)
+                out[win] = True
+                return out
+            return self._mark_edges(t1s[win], t2s[win])
+        if spec.payload:
+            assert pays is not None
+            out = xp.full(n, DEFAULTS[spec.elem], dtype=bk.dtype(spec.elem))
+            out[pos] = pays[win].astype(out.dtype, copy=False)
+        else:
+            out = xp.full(n, -1, dtype=xp.int64)
+            out[pos] = t1s[win]
+        return out
 
     def _route(self, ukeys, fields: list) -> tuple:
         """One record per key (ascending: grouped by owner rank) to the key's owner: what arrived."""
@@ -109,43 +182,44 @@ class Keyed:
         self.tally.comm_s += time.perf_counter() - t0
         return rkeys, got
 
-    def _finish(self, spec: Spec, pos, parts: list, eix):
-        """Combine the entries (owned vertex `pos`, record `parts`) per vertex: the result."""
-        xp, bk, n = self.xp, self.bk, self.lg.n
-        if spec.op not in ("argmin", "argmax"):
-            op = "sum" if spec.op == "count" else spec.op  # counts arrive as partial counts
-            return bk.scatter_reduce(op, pos, parts[0], None, n, "int" if spec.op == "count" else spec.elem)
-        w = self._scatter_winners(spec.op, pos, parts[0], parts[1], parts[2])
-        if spec.result == "edge":
-            self.tally.messages += len(w)  # each winner to its endpoints' ranks (a second copy is the same message)
-            if self.comm.size == 1:
-                out = xp.zeros(self.lg.m, dtype=bool)
-                out[eix[w]] = True
-                return out
-            return self._mark_edges(parts[1][w], parts[2][w])
-        if spec.payload:
-            out = xp.full(n, DEFAULTS[spec.elem], dtype=bk.dtype(spec.elem))
-            out[pos[w]] = parts[3][w].astype(out.dtype, copy=False)
-        else:
-            out = xp.full(n, -1, dtype=xp.int64)
-            out[pos[w]] = parts[1][w]
-        return out
-
-    def _scatter_winners(self, op: str, pos, v, t1, t2):
-        """Index of each vertex's winning entry: the least (value, t1, t2), or greatest value, per `pos`."""
+    def _scatter_winners(self, op: str, lp, v, ix, t1s, t2s) -> tuple:
+        """(vertices, the element index of each one's winner): per owned vertex r, the least (value, t1,
+        t2), or greatest value, over the entries (j, i) with lp[j, i] == r (value v[i], ties t1s[ix[i]],
+        t2s[ix[i]]); vertices without entries are left out."""
         xp, bk, n = self.xp, self.bk, self.lg.n
         if op == "argmax":  # a decreasing map, so the least wins: -x for floats, ~x for ints (no overflow)
             v = -v if v.dtype.kind == "f" else ~v
+        got = bk.scatter_argmin(lp, v, ix, t1s, t2s, n)  # one compiled pass, where the backend has one
+        if got is not None:
+            return got
         best = xp.full(n, xp.inf if v.dtype.kind == "f" else INT64_MAX, dtype=v.dtype)
-        bk.at_minmax("min", best, pos, v)
-        cand = bk.nonzero(v == best[pos])
-        rows = pos[cand]
-        keep = xp.ones(len(cand), dtype=bool)
-        for t in (t1[cand], t2[cand]):  # ties: the least (t1, t2) among the candidates
+        rows_at = []  # per key: (its entries' vertices, their elements), the key's -1 entries dropped
+        for row in lp:
+            if bk.item(xp.all(row >= 0)):  # (usual: every element has the key)
+                at, i = row, None
+            else:
+                i = bk.nonzero(row >= 0)
+                at = row[i]
+            bk.at_minmax("min", best, at, v if i is None else v[i])
+            rows_at.append((at, i))
+        cands = []  # the entries whose value is their vertex's least
+        for at, i in rows_at:
+            c = bk.nonzero((v if i is None else v[i]) == best[at])
+            cands.append((at[c], c if i is None else i[c]))
+        rows = xp.concatenate([c[0] for c in cands])
+        ci = xp.concatenate([c[1] for c in cands])
+        keep = xp.ones(len(ci), dtype=bool)
+        for ts in (t1s, t2s):  # ties: the least (t1, t2) among the candidates
+            t = ts[ix[ci]]
             tb = xp.full(n, INT64_MAX, dtype=xp.int64)
             xp.minimum.at(tb, rows, bk.select(keep, t, INT64_MAX))
             keep &= t == tb[rows]
-        return cand[bk.nonzero(keep)]
+        k = bk.nonzero(keep)
+        rows, ci = rows[k], ci[k]
+        first = xp.full(n, INT64_MAX, dtype=xp.int64)  # one winner per vertex (an element at two of its keys)
+        xp.minimum.at(first, rows, ci)
+        r = bk.nonzero(first != INT64_MAX)
+        return r, first[r]
 
     def _float_sum_run(self, spec: Spec, K, fields: list):
         """Float sums and averages: every element to its key's owner, added there in element order
@@ -163,11 +237,9 @@ class Keyed:
     def _float_sum(spec: Spec, vals) -> bool:
         return spec.op == "avg" or spec.op == "sum" and vals.dtype.kind == "f"
 
-    def _fields(self, spec: Spec, vals, t1, t2, pay) -> list:
-        """The arrays one record holds, per element (before combining)."""
+    def _fields(self, spec: Spec, vals, t1, t2) -> list:
+        """The arrays one record holds, per element (before combining; argmin/argmax: see _arg_run)."""
         xp = self.xp
-        if spec.op in ("argmin", "argmax"):
-            return [vals, t1, t2] + ([pay] if pay is not None else [])
         if self._float_sum(spec, vals):
             return [vals.astype(xp.float64, copy=False), t1, t2]
         if spec.op == "count":

@@ -6,7 +6,9 @@ gather the values onto adjacency entries and reduce segments.  When only
 some senders send (a presence mask), the pull runs over just their entries
 (a restricted view of the adjacency, kept while the sender set shrinks), or
 the senders push when their entries are few (Beamer's rule, with hysteresis
-kept per exchange spec).
+kept per exchange spec).  `allnvals` and `nbrs` aggregate over one adjacency holding both
+directions (every entry, or each adjacent vertex once: adjacency.union_csr), built once per graph
+part, so they cost what `nvals` does: one exchange.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from functools import partial
 from typing import NamedTuple, cast
 
 from g2pl.contract import Spec
-from g2pl.runtime.adjacency import Adjacency, Entries, Pushed
+from g2pl.runtime.adjacency import Adjacency, EdgeIndex, Entries, Pushed, union_csr
 from g2pl.runtime.backend import Array, Backend, RowBlocks
 from g2pl.runtime.stats import Stats, Tally
 from g2pl.runtime.transport import Transport
@@ -78,20 +80,33 @@ class Neighbourhood:
     def end_superstep(self) -> None:
         self._work_memo = None
 
-    def adj(self, out: bool = False) -> Adjacency:
-        """One direction of the adjacency (undirected graphs have one), built once per graph part."""
-        out = bool(out) and self.lg.directed
-        cache = self.lg.cache.adjacency
-        a = cache.get(out)
+    def adj(self, d: str = "in") -> Adjacency:
+        """The adjacency of neighbours `d` (`Spec.dir`: in, out, all or set; undirected graphs have one),
+        built once per graph part."""
+        lg = self.lg
+        if not lg.directed:
+            d = "in"
+        cache = lg.cache.adjacency
+        a = cache.get(d)
         if a is None:
-            lg = self.lg
-            side, back = ("out", "in") if out else ("in", "out")
+            edges = self.edge_index()
+            if d in ("all", "set"):  # both directions in one CSR (its transpose made when pushing)
+                a = cache[d] = Adjacency(self.bk, *union_csr(self.bk, lg, d == "set"), lg.ext_ids, None, edges)
+                return a
+            side, back = ("out", "in") if d == "out" else ("in", "out")
             # read lazily (picklable partials): a device part uploads an array on its first read, and a
             # BFS reads no edge ids and pushes rarely
             reverse = partial(_csr, lg, back) if lg.n_ext == lg.n else None  # one rank: the transpose
-            a = cache[out] = Adjacency(self.bk, getattr(lg, f"{side}_indptr"), getattr(lg, f"{side}_nbr"),
-                                       partial(getattr, lg, f"{side}_eid"), lg.ext_ids, reverse)
+            a = cache[d] = Adjacency(self.bk, getattr(lg, f"{side}_indptr"), getattr(lg, f"{side}_nbr"),
+                                     partial(getattr, lg, f"{side}_eid"), lg.ext_ids, reverse, edges)
         return a
+
+    def edge_index(self) -> EdgeIndex:
+        """The part's edge lookups (shared with its adjacencies; made once per graph part)."""
+        c = self.lg.cache
+        if c.edge_index is None:
+            c.edge_index = EdgeIndex(self.bk, self.lg)
+        return c.edge_index
 
     def entries(self, x, k: int):
         return x if self.bk.is_array(x) else self.xp.full(k, x)
@@ -105,7 +120,7 @@ class Neighbourhood:
         arrays = tuple(self.entries(a, n) for a in fields)
         sendm = None if send is None else self.entries(send, n).astype(bool, copy=False)
         ext, present = self.transport.exchange(spec, arrays, sendm)
-        adj = self.adj(spec.out)
+        adj = self.adj(spec.dir)
         if spec.counted and along is not None:
             self._count_along(adj, present, along)
         elif spec.counted and known is None:
@@ -239,7 +254,7 @@ class Neighbourhood:
         """The active senders' entries when pushing; None to pull."""
         senders, lens, work = self._send_work(adj, present)
         work += len(senders)
-        indptr, recv, eid = adj.transpose()
+        indptr, recv, eid = adj.transpose(eids=per_entry)
         pushing = self.push_state.get(key, False)
         if per_entry:
             frac = self.PULL_ABOVE_PER_ENTRY if pushing else self.PUSH_BELOW_PER_ENTRY
@@ -251,7 +266,7 @@ class Neighbourhood:
         if not pushing:
             return None
         pos = self.bk.expand_ranges(indptr[senders], lens)
-        return Pushed(recv[pos], self.bk.repeat(senders, lens), eid[pos])
+        return Pushed(recv[pos], self.bk.repeat(senders, lens), None if eid is None else eid[pos])
 
     # ------------------------------------------------------------ reductions
 

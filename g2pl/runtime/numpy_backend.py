@@ -7,15 +7,53 @@ and SciPy's sparse matrices; a CuPy backend implements the same methods.
 from __future__ import annotations
 
 import resource
+from types import ModuleType
 
 import numpy as np
-import scipy.sparse as _sp  # imported here, not in the first superstep that needs a CSR product
 
 from g2pl.contract import ELEM_SIZE
 from g2pl.runtime import array_kernels as AK
-from g2pl.runtime import intops
+from g2pl.runtime import cpu_kernels, intops  # (cpu_kernels imports numba on first use, not here)
 from g2pl.runtime import kernels as K
 from g2pl.runtime import partials as P
+
+
+def load_sparse() -> ModuleType:
+    """scipy.sparse, imported on first use: a run that neither sums over neighbours nor has several
+    ranks never needs it (a quarter of `g2pl run`'s start-up).  The engine calls this before a run's
+    clock starts when the program may need it, not in the first superstep that builds a CSR product."""
+    import scipy.sparse
+
+    return scipy.sparse
+
+
+class OnesMatrix:
+    """The adjacency as a CSR matrix of ones, for `@` a vector (sums and counts over neighbours).
+
+    On a large adjacency where numba is there, the product is one compiled pass that adds each row's
+    gathered entries (kernels.row_reduce): 4 bytes of column index read per entry, where SciPy's
+    `csr_matvec` also reads the matrix's 8-byte 1.0 (and the matrix holds those 8 bytes per entry).
+    Otherwise SciPy's product, its matrix made on first use.  Both add a row's entries in order from
+    +0, so the result has the same bits either way, on any number of ranks."""
+
+    def __init__(self, indptr: np.ndarray, cols: np.ndarray, n_cols: int, kind: str) -> None:
+        self.indptr, self.cols, self.n_cols = indptr, cols, n_cols
+        self.dtype = np.dtype(np.float64 if kind == "f" else np.int64)
+        self._scipy = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.indptr) - 1, self.n_cols
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x).astype(self.dtype, copy=False)
+        got = K.row_reduce("sum", self.indptr, self.cols, x)
+        if got is not None:
+            return got
+        if self._scipy is None:
+            self._scipy = load_sparse().csr_matrix((np.ones(len(self.cols), dtype=self.dtype), self.cols, self.indptr),
+                                                   shape=self.shape)
+        return self._scipy @ x
 
 
 class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
@@ -71,15 +109,29 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
 
     @staticmethod
     def csr_matrix(indptr, cols, n_cols: int, kind: str):
-        dt = np.float64 if kind == "f" else np.int64
-        return _sp.csr_matrix((np.ones(len(cols), dtype=dt), cols, indptr), shape=(len(indptr) - 1, n_cols))
+        return OnesMatrix(indptr, cols, n_cols, kind)
+
+    @staticmethod
+    def oriented_triangles(indptr, cols, count_only: bool):
+        """A merge of the sorted rows compiled by numba (cpu_kernels.py); None without numba, or for
+        fewer wedges than repay loading it."""
+        deg = indptr[1:] - indptr[:-1]
+        wedges = int(deg @ deg - deg.sum()) // 2  # the NumPy path's lookups
+        return cpu_kernels.oriented_triangles(indptr, cols, count_only) if cpu_kernels.use(wedges) else None
+
+    @staticmethod
+    def scatter_argmin(lp, v, ix, t1, t2, n: int):
+        """One compiled pass (cpu_kernels.py); None without numba, or for fewer entries than repay
+        loading it."""
+        return cpu_kernels.scatter_argmin(lp, v, ix, t1, t2, n) if cpu_kernels.use(lp.size) else None
 
     @staticmethod
     def transpose(indptr, cols, data, n_cols: int):
         """(indptr over columns, rows, data) of the CSR matrix: CSR -> CSC in linear time.  Rows and data
         keep their narrow types (int32 below 2^31): this copy of the adjacency is as big as the CSR."""
-        t = _sp.csr_matrix((data, cols, indptr), shape=(len(indptr) - 1, n_cols)).tocsc()  # keeps explicit zeros
-        return t.indptr.astype(np.int64), t.indices, t.data
+        values = np.zeros(len(cols), dtype=np.int8) if data is None else data  # (a byte per entry: structure only)
+        t = load_sparse().csr_matrix((values, cols, indptr), shape=(len(indptr) - 1, n_cols)).tocsc()  # keeps zeros
+        return t.indptr.astype(np.int64), t.indices, None if data is None else t.data
 
     @staticmethod
     def graph_part(lg):
@@ -159,7 +211,12 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
 
     # ---- aggregators and randomness
 
-    partial = staticmethod(P.partial)
+    @staticmethod
+    def partial(op: str, value, mask, elem: str, ids, vk: str):
+        """partials.partial, given the elements' IDs only where it reads them (argmin, argmax, pick): a
+        masked sum or count would otherwise gather the IDs of every selected element for nothing."""
+        return P.partial(op, value, mask, elem, ids if op in ("argmin", "argmax", "pick") else None, vk)
+
     value_kind = staticmethod(P.value_kind)
     finish = staticmethod(P.finish)
     uniform = staticmethod(K.uniform)

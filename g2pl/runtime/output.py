@@ -2,19 +2,19 @@
 
 `convert` makes one whole value's shape.  With several ranks a value is not gathered to make it: each
 rank keeps its share (`RankPart`, from `Runtime.collect`), and `RankPart.json_pieces` writes the
-share's entries as text, a bounded number at a time, exactly as `json.dumps(document, indent=1)`
-writes them inside the whole document (g2pl.results.streamed puts the pieces together).
+share's entries as text, a bounded number at a time and formatted from the arrays in bulk, exactly as
+`json.dumps(document, indent=1)` writes them inside the whole document (g2pl.results.streamed puts the pieces together).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from g2pl.io.arraytext import json_entries
 from g2pl.runtime.partition import LocalGraph
 from g2pl.runtime.values import DTYPES
 
@@ -108,6 +108,7 @@ class RankPart:
         self.where = where
         self._ids: np.ndarray | None = None
         self._owned: np.ndarray | None = None
+        self._identity: bool | None = None
 
     def __len__(self) -> int:
         return int(self.data.size)
@@ -123,13 +124,23 @@ class RankPart:
 
     def ends(self, at: slice | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Original IDs (u, v) of the endpoints of entries `at` (an edge value)."""
+        return self.end(at, 0), self.end(at, 1)
+
+    def end(self, at: slice | np.ndarray, side: int) -> np.ndarray:
+        """Original IDs of one endpoint (`side` 0: u, 1: v) of the edges of entries `at`: what a writer
+        of one column of endpoints reads (looking up the other endpoint too would double the work)."""
         w = self.where
         if not isinstance(w, LocalGraph):
-            return w.ids[w.src[at]], w.ids[w.dst[at]]
+            local = (w.src if side == 0 else w.dst)[at]
+            if self._identity is None:  # IDs 0..n-1 (generated graphs): a vertex index is its ID
+                ids = np.asarray(w.ids)
+                self._identity = bool(ids.size == 0 or ids[0] == 0 and ids[-1] == ids.size - 1
+                                      and np.array_equal(ids, np.arange(ids.size)))
+            return np.asarray(local, dtype=np.int64) if self._identity else w.ids[local]
         if self._owned is None:  # local edge of each entry
             self._owned = np.flatnonzero(np.asarray(w.edge_owned))
         pos = self._owned[at]
-        return w.ext_ids[w.src[pos]], w.ext_ids[w.dst[pos]]
+        return w.ext_ids[(w.src if side == 0 else w.dst)[pos]]
 
     def shape(self, at: slice | np.ndarray) -> object:
         """The JSON shape of entries `at` alone (as `convert` shapes a whole value)."""
@@ -147,19 +158,22 @@ class RankPart:
         at = np.flatnonzero(self.data)[:limit] if self.type == "bool" else slice(0, limit)
         return self.shape(at)
 
-    def json_pieces(self, depth: int, chunk: int) -> Iterator[str]:
+    def json_pieces(self, depth: int, chunk: int) -> Iterator[bytes]:
         """The share's entries as `json.dumps(document, indent=1)` writes them where the value is
         nested `depth` levels deep: one piece of text per `chunk` entries of `data` (none for a chunk
         listing nothing).  Pieces of consecutive shares joined by ",\\n", between the opening bracket
         and a newline, and "\\n", `depth` spaces and the closing bracket, are the value's text.
 
-        A piece is `json.dumps` of the chunk's own shape, its brackets dropped and every line
-        indented by `depth` more: the encoder writes a nested value so, and nothing in these values
-        (numbers, IDs, "inf" / "nan") holds a newline of its own."""
-        pad = " " * depth
+        Each piece is formatted from the chunk's arrays in bulk (`g2pl.io.arraytext.json_entries`),
+        the same text `json.dumps` writes for the chunk's shape, without a Python object per entry."""
         for lo in range(0, len(self), chunk):
-            value = self.shape(slice(lo, lo + chunk))
-            if not value:
+            at = slice(lo, lo + chunk)
+            data = self.data[at]
+            if self.type == "bool" and not data.any():
                 continue
-            text = json.dumps(value, indent=1)  # "[\n ENTRY,\n ENTRY\n]" (or braces)
-            yield pad + text[2:-2].replace("\n", "\n" + pad)
+            if self.kind == "vertex":
+                piece = json_entries("vertex", self.type, data, ids=self.ids(at), depth=depth)
+            else:
+                piece = json_entries("edge", self.type, data, ends=self.ends(at), depth=depth)
+            if piece:
+                yield piece

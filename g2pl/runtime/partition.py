@@ -13,22 +13,32 @@ order whatever the number of ranks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from g2pl.graph.graph import index_dtype
 from g2pl.graph.lazy import LazyArrays
+from g2pl.graph.sorts import bits_for
+from g2pl.runtime import cpu_kernels
 from g2pl.runtime.array_kernels import HostOps, expand_ranges
 
 # Adjacency entries renumbered per chunk in `whole_by_degree`: bounds its temporaries.
 _CHUNK = 1 << 20
+# The compiled row pass saves about 3 ns an entry over the chunked NumPy one (the random reads of the
+# gather and of the relabel dominate both), about 1/_COMPILED_SHARE of what cpu_kernels.AUTO_WORK
+# assumes of a kernel's work, so its entries count as that fraction: in `auto` mode it loads numba
+# itself only past ~5e8 entries, and otherwise runs where some other kernel has loaded it.
+_COMPILED_SHARE = 32
 
 
 @dataclass
 class GraphCache:
     """What the runtime derives from a graph part once and keeps for every later run on it."""
 
-    adjacency: dict = field(default_factory=dict)  # out-direction flag -> Adjacency
+    adjacency: dict = field(default_factory=dict)  # neighbours (in, out, all, set) -> Adjacency
+    edge_index: Any = None  # adjacency.EdgeIndex: the edge lookups of edge tests
+    reverse_edge: Any = None  # each local edge's reverse (-1: none), see Edges.reverse
     src_ids: np.ndarray | None = None  # original ID of each local edge's u endpoint
     dst_ids: np.ndarray | None = None
     weight_view: np.ndarray | None = None  # the weights (stride 0 when all equal)
@@ -129,7 +139,10 @@ class LocalGraph(LazyArrays):
         base = _dense_base(self)
         if base is not None:  # the owned IDs are base, base + 1, ...: no search
             pos = orig - base
-            return xp.where((pos >= 0) & (pos < self.n), pos, -1)
+            if self.sorted_to_local is None:
+                return xp.where((pos >= 0) & (pos < self.n), pos, -1)
+            # renumbered: one gather from sorted_to_local between two -1s, which IDs out of range clip to
+            return _dense_local(self).take(pos + 1, mode="clip")
         pos = xp.minimum(xp.searchsorted(ids, orig), self.n - 1)
         ok = ids[pos] == orig
         if self.sorted_to_local is not None:
@@ -155,11 +168,23 @@ def _dense_base(lg: LocalGraph) -> int | None:
     graphs), else None; worked out once per part (device parts search: no extra device reads)."""
     c = lg.cache
     if "dense_base" not in c.__dict__:
-        ids = lg.ids
-        dense = (isinstance(ids, np.ndarray) and lg.sorted_to_local is None and lg.n > 0
-                 and int(ids[-1]) - int(ids[0]) == lg.n - 1)
-        c.__dict__["dense_base"] = int(ids[0]) if dense else None
+        # renumbered: the IDs in ascending order (sorted_to_local maps their positions to local indices)
+        ids = lg.ids if lg.sorted_to_local is None else lg.sorted_ids
+        base = None
+        if (isinstance(ids, np.ndarray) and isinstance(lg.sorted_to_local, (np.ndarray, type(None))) and lg.n > 0
+                and int(ids[-1]) - int(ids[0]) == lg.n - 1):
+            base = int(ids[0])
+        c.__dict__["dense_base"] = base
     return c.__dict__["dense_base"]
+
+
+def _dense_local(lg: LocalGraph) -> np.ndarray:
+    """A renumbered part's `sorted_to_local` with a -1 before and after it (made once per part)."""
+    c = lg.cache
+    if "dense_local" not in c.__dict__:
+        pad = np.full(1, -1, dtype=np.int64)
+        c.__dict__["dense_local"] = np.concatenate([pad, np.asarray(lg.sorted_to_local, dtype=np.int64), pad])
+    return c.__dict__["dense_local"]
 
 
 def _degrees(graph, lo: int = 0, hi: int | None = None) -> np.ndarray:
@@ -183,8 +208,23 @@ def block_bounds(graph, size: int) -> np.ndarray:
 
 
 def _degree_order(graph, lo: int, hi: int) -> np.ndarray:
-    """Block-local order: highest degree first, ties by original ID (locality for hubs)."""
-    return np.lexsort((np.arange(hi - lo), -_degrees(graph, lo, hi))).astype(np.int64)
+    """Block-local order: highest degree first, ties by original ID (locality for hubs).
+
+    One sort of unique int64 keys (top degree - degree) << bits | position, decoded in place: the
+    position rides in the key, so no stable sort is needed (NumPy's SIMD quicksort, about a third of
+    `lexsort`'s time at kron:20); `lexsort` only where the two do not fit in 63 bits."""
+    deg = _degrees(graph, lo, hi)
+    if not len(deg):
+        return np.zeros(0, dtype=np.int64)
+    top, bits = int(deg.max()), bits_for(len(deg))
+    if bits_for(top + 1) + bits > 63:
+        return np.lexsort((np.arange(len(deg)), -deg)).astype(np.int64)
+    key = np.subtract(top, deg, dtype=np.int64)
+    key <<= bits
+    key |= np.arange(len(deg), dtype=np.int64)
+    key.sort()
+    key &= (1 << bits) - 1
+    return key
 
 
 def _row_take(indptr: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -205,18 +245,50 @@ def _reorder_rows(indptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, order: n
 def _rows_taken(old_ptr: np.ndarray, new_ptr: np.ndarray, order: np.ndarray, arr: np.ndarray,
                 table: np.ndarray | None = None) -> np.ndarray:
     """`arr`'s CSR entries with rows taken in `order` (entries keep their order within a row), mapped
-    through `table` if given; built a bounded chunk of entries at a time."""
+    through `table` if given.
+
+    Compiled (cpu_kernels.take_rows: one pass, no position array) where numba is loaded or the
+    adjacency repays loading it; else a bounded chunk of rows at a time into reused buffers: the
+    entry positions (`_row_positions`), then one `take` per step written straight into place."""
     out = np.empty(int(new_ptr[-1]), dtype=arr.dtype if table is None else table.dtype)
+    if cpu_kernels.use(len(out) // _COMPILED_SHARE):
+        cpu_kernels.take_rows(old_ptr, new_ptr, order, arr, table, out)
+        return out
+    cap = min(len(out), _CHUNK)
+    pos_buf = np.empty(cap, dtype=np.int64)
+    val_buf = np.empty(cap if table is not None else 0, dtype=arr.dtype)
     n, k0 = len(order), 0
     while k0 < n:
         k1 = int(np.searchsorted(new_ptr, new_ptr[k0] + _CHUNK, side="right")) - 1
         k1 = min(max(k1, k0 + 1), n)
-        rows = order[k0:k1]
-        take = expand_ranges(HostOps, old_ptr[rows], old_ptr[rows + 1] - old_ptr[rows])
-        vals = arr[take]
-        out[new_ptr[k0]:new_ptr[k1]] = vals if table is None else table[vals]
+        a, b = int(new_ptr[k0]), int(new_ptr[k1])
+        if a < b:
+            big = b - a > cap  # one row longer than a chunk: buffers of its own
+            pos = _row_positions(old_ptr[order[k0:k1]], np.diff(new_ptr[k0:k1 + 1]),
+                                 np.empty(b - a, dtype=np.int64) if big else pos_buf[:b - a])
+            # mode="clip": positions are in range by construction, and "raise" would buffer `out`
+            if table is None:
+                np.take(arr, pos, out=out[a:b], mode="clip")
+            else:
+                vals = np.take(arr, pos, out=np.empty(b - a, dtype=arr.dtype) if big else val_buf[:b - a],
+                               mode="clip")
+                np.take(table, vals, out=out[a:b], mode="clip")
         k0 = k1
     return out
+
+
+def _row_positions(starts: np.ndarray, lens: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """`out` (int64, sum(lens) entries) filled with the concatenation of arange(s, s + l) for each (s, l):
+    ones, each row's first entry set to its jump from the previous row's last, and a running sum in
+    place (two passes over `out`; `expand_ranges` makes three, and two temporaries of its length)."""
+    nz = lens > 0
+    s, ln = starts[nz], lens[nz]
+    first = np.cumsum(ln) - ln
+    jump = s.astype(np.int64)
+    jump[1:] -= s[:-1] + ln[:-1] - 1
+    out.fill(1)
+    out[first] = jump
+    return np.cumsum(out, out=out)
 
 
 def whole_by_degree(graph) -> LocalGraph:
@@ -295,13 +367,15 @@ def _edge_ends(csr: tuple, order: np.ndarray, directed: bool, side: str, table: 
     while k0 < n:
         k1 = min(max(int(np.searchsorted(ptr, ptr[k0] + _CHUNK, side="right")) - 1, k0 + 1), n)
         a, b = int(ptr[k0]), int(ptr[k1])
-        rows = np.repeat(np.arange(k0, k1, dtype=nbr.dtype), np.diff(ptr[k0:k1 + 1]))
+        lens = np.diff(ptr[k0:k1 + 1])
         x, e = nbr[a:b], eid[a:b]
-        if not directed:
-            sel = order[rows] < order[x]  # the row is the edge's src
-            rows, x, e = rows[sel], x[sel], e[sel]
-        val = rows if side == "src" else x
-        out[e] = val if table is None else table[val]
+        if directed:
+            val = np.repeat(np.arange(k0, k1, dtype=nbr.dtype), lens) if side == "src" else x
+        else:  # the row is the edge's src where its global index is the smaller (rows' own: no gather)
+            mine = np.repeat(order[k0:k1], lens) < order.take(x)
+            e = e[mine]
+            val = np.repeat(np.arange(k0, k1, dtype=nbr.dtype), lens)[mine] if side == "src" else x[mine]
+        out[e] = val if table is None else table.take(val)
         k0 = k1
     return out
 

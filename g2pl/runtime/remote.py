@@ -31,9 +31,12 @@ class Remote:
         """Send requested IDs (not -1) to their owners: (order, send_counts, received IDs, recv_counts)."""
         xp = self.xp
         valid = self.bk.nonzero(ids != -1)
-        owners = self.lg.owner_of(ids[valid]) if len(valid) else xp.zeros(0, xp.int64)
-        order = valid[xp.argsort(owners, kind="stable")]
-        send_counts = self.bk.bincount(owners, minlength=self.comm.size).astype(xp.int64)
+        if self.comm.size == 1:  # one owner: nothing to group by rank (a remote mark; reads skip routing)
+            order, send_counts = valid, xp.full(1, len(valid), dtype=xp.int64)
+        else:
+            owners = self.lg.owner_of(ids[valid]) if len(valid) else xp.zeros(0, xp.int64)
+            order = valid[xp.argsort(owners, kind="stable")]
+            send_counts = self.bk.bincount(owners, minlength=self.comm.size).astype(xp.int64)
         t0 = time.perf_counter()
         received, recv_counts = self.comm.alltoallv(ids[order].astype(xp.int64), send_counts)
         self.tally.comm_s += time.perf_counter() - t0
@@ -41,7 +44,12 @@ class Remote:
 
     def request(self, ids) -> RemoteRequest:
         self.tally.exchanged = True
-        ids = ids.astype(self.xp.int64, copy=False)
+        xp = self.xp
+        ids = ids.astype(xp.int64, copy=False)
+        if self.comm.size == 1:  # nothing to route: the reply reads at the IDs themselves (see reply)
+            self.tally.messages += int(self.bk.item(xp.count_nonzero(ids != -1)))
+            none = xp.zeros(0, dtype=xp.int64)
+            return RemoteRequest(ids, none, xp.zeros(1, dtype=xp.int64), none, xp.zeros(1, dtype=xp.int64))
         order, sc, received, rc = self._route(ids)
         self.tally.messages += len(order)
         return RemoteRequest(ids, order, sc, received, rc)
@@ -50,6 +58,8 @@ class Remote:
         xp = self.xp
         self.tally.exchanged = True
         dt = self.bk.dtype(elem)
+        if self.comm.size == 1:
+            return self._gather(arr, rq.ids, dt, default)
         pos = self.lg.id_to_local(rq.received)
         ok = pos >= 0
         vals = xp.where(ok, arr[xp.where(ok, pos, 0)] if len(arr) else default, default).astype(dt)
@@ -59,6 +69,23 @@ class Remote:
         self.tally.comm_s += time.perf_counter() - t0
         out = xp.full(len(rq.ids), default, dtype=dt)
         out[rq.order] = back
+        return out
+
+    def _gather(self, arr, ids, dt, default):
+        """One rank's reply: `arr` at the vertices `ids` name (a gather through the ID lookup), the
+        default where an ID names no vertex; the same values and message count as routing them."""
+        xp, bk = self.xp, self.bk
+        pos = self.lg.id_to_local(ids)
+        missing = pos < 0
+        nmiss = int(bk.item(xp.count_nonzero(missing)))
+        self.tally.messages += len(pos) - nmiss
+        arr = arr.astype(dt, copy=False)
+        if nmiss == 0:
+            return bk.gather(arr, pos)
+        if nmiss == len(pos) or len(arr) == 0:
+            return xp.full(len(pos), default, dtype=dt)
+        out = bk.gather(arr, xp.where(missing, 0, pos))
+        out[missing] = default
         return out
 
     def mark(self, spec: Spec, ids, mask):

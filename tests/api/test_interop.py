@@ -147,11 +147,15 @@ def test_from_scipy_equals_from_edges(directed):
     c = rng.integers(0, n, 80)
     keep = r != c
     r, c = r[keep], c[keep]
+    if not directed:  # an undirected graph is a symmetric matrix: each edge once here, both ways in A
+        r, c = np.minimum(r, c), np.maximum(r, c)
     key = np.unique(r * n + c)  # a sparse matrix has one entry per (r, c)
     r, c = key // n, key % n
     w = rng.uniform(0.5, 3.0, r.size)
-    A = sp.csr_array((w, (r, c)), shape=(n + 5, n + 5))
+    both = (np.concatenate([w, w]), (np.concatenate([r, c]), np.concatenate([c, r])))
+    A = sp.csr_array((w, (r, c)) if directed else both, shape=(n + 5, n + 5))
     g = Graph.from_scipy(A, directed=directed)
+    assert Graph.from_scipy(A).directed == directed  # inferred: symmetric exactly when undirected
     e = Graph.from_edges(r, c, w, directed=directed, ids=np.arange(n + 5))
     _same_graph(g, e)
     assert g.n == n + 5  # every row/col is a vertex, isolated ones included

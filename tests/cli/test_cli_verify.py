@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_util import call, run_proc
 
-import g2pl.api
+import g2pl.compiler.pipeline as pipeline  # `Program` calls its compile_module (imported when compiling)
 from g2pl.cli import cli_reference, g2plc_main
 from g2pl.compiler.verify import PlanError
 
@@ -27,13 +27,13 @@ def test_verify_passes_on_real_programs(name: str, tmp_path: Path, capsys) -> No
 
 def test_verify_reaches_the_pipeline(monkeypatch, tmp_path: Path, capsys) -> None:
     seen = []
-    real = g2pl.api.compile_module
+    real = pipeline.compile_module
 
     def spy(*args, **kwargs):
         seen.append(kwargs.get("verify"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(g2pl.api, "compile_module", spy)
+    monkeypatch.setattr(pipeline, "compile_module", spy)
     for flags, want in ((["--verify"], True), ([], False)):
         seen.clear()
         rc, _out, err = call(g2plc_main, [PROGRAMS / "bfs.g2pl", "--emit", "plan", *flags], capsys)
@@ -46,7 +46,7 @@ def _broken(*args, **kwargs):
 
 
 def test_a_plan_error_is_one_line(monkeypatch, capsys) -> None:
-    monkeypatch.setattr(g2pl.api, "compile_module", _broken)
+    monkeypatch.setattr(pipeline, "compile_module", _broken)
     rc, out, err = call(g2plc_main, [PROGRAMS / "bfs.g2pl", "--verify", "--emit", "py"], capsys)
     assert rc == 1 and out == ""
     assert err.splitlines() == ["g2plc: internal compiler error: after merge: state 3: reads unknown variable X "
@@ -54,7 +54,7 @@ def test_a_plan_error_is_one_line(monkeypatch, capsys) -> None:
 
 
 def test_a_plan_error_with_debug_shows_the_traceback(monkeypatch, capsys) -> None:
-    monkeypatch.setattr(g2pl.api, "compile_module", _broken)
+    monkeypatch.setattr(pipeline, "compile_module", _broken)
     rc, _out, err = call(g2plc_main, [PROGRAMS / "bfs.g2pl", "--verify", "--debug", "--emit", "py"], capsys)
     assert rc == 1
     assert "Traceback" in err and err.rstrip().splitlines()[-1].startswith("g2plc: internal compiler error:")

@@ -397,6 +397,15 @@ def test_explain_every_program(capsys):
 # --------------------------------------------------------------------------- docs/cli.md
 
 
+def test_every_command_prints_its_help(capsys):
+    """`--help` formats every option's help text (a stray % in one breaks it for the whole command)."""
+    for main, cmd in [(g2pl_main, c) for c in ("run", "plan", "check", "convert", "explain")] + [(g2plc_main, None)]:
+        with pytest.raises(SystemExit) as ex:
+            main(["--help"] if cmd is None else [cmd, "--help"])
+        assert ex.value.code == 0, cmd
+        assert "usage: g2pl" in capsys.readouterr().out
+
+
 def test_cli_reference_is_current():
     """docs/cli.md is `cli_reference()`; after changing an option run `make docs`."""
     assert (ROOT / "docs" / "cli.md").read_text() == cli_reference()

@@ -457,7 +457,7 @@ def test_binary_and_non_utf8(tmp_path: Path) -> None:
         ("1 2 0.5\n3 4 1e400\n", 2, "not a finite number"),
         ("1 2 0.5\n3 4 -2\n", 2, "negative weight -2"),
         ("1 2 3 4\n", 1, "expected 2 or 3"),
-        ("src dst\n1 2\n", 1, "header line?"),
+        ("src dst\n1 2\n", 1, "looks like a header (it is not 'u v [weight]' numbers); pass --header"),
         ("1 2\n% c\n3 -1\n", 3, "negative vertex ID"),  # '%' below the header: BytesIO path
         ("1 2\n3,4\n", 2, "do not mix comma and whitespace"),
     ],

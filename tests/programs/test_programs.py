@@ -43,7 +43,7 @@ from g2pl.graph import load_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM_DIR = ROOT / "programs"
-TESTED = {"bfs", "sssp", "pagerank", "cc", "pjcc", "kcore", "mis", "matching", "densest",
+TESTED = {"bfs", "sssp", "pagerank", "cc", "cc_sv", "pjcc", "kcore", "mis", "matching", "densest",
           "scc", "wcc", "hits", "widest", "bipartite", "coloring", "triangles", "ktruss", "lpa",
           "mst", "bfs_parent", "brandes"}
 
@@ -159,7 +159,7 @@ def test_pagerank_zero_iterations_is_uniform(progs):
 # --------------------------------------------------------------------------- connected components
 
 
-@pytest.mark.parametrize("prog", ["cc", "pjcc"])
+@pytest.mark.parametrize("prog", ["cc", "pjcc", "cc_sv"])
 @pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
 def test_components(progs, prog, seed, n):
     t = random_graph(seed + 4, n)

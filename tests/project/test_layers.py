@@ -1,7 +1,7 @@
 """The package's layers, read from the source with `ast` (nothing is imported):
 
     cli       g2pl.cli, g2pl.notebook (and the notebook's documented names g2pl.magic, g2pl.lexer)
-    api       g2pl (the package itself), g2pl.api, g2pl.results
+    api       g2pl (the package itself), g2pl.api, g2pl.compile_cache, g2pl.results
     compiler  g2pl.compiler  |  runtime  g2pl.runtime    (peers: neither imports the other)
     graph     g2pl.graph
     io        g2pl.io
@@ -29,7 +29,7 @@ PKG = ROOT / "g2pl"
 #: (layer, rank, module name prefixes): a module belongs to the layer of its longest matching prefix
 LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("cli", 5, ("g2pl.cli", "g2pl.__main__", "g2pl.notebook", "g2pl.magic", "g2pl.lexer")),
-    ("api", 4, ("g2pl", "g2pl.api", "g2pl.results")),
+    ("api", 4, ("g2pl", "g2pl.api", "g2pl.compile_cache", "g2pl.results")),
     ("compiler", 3, ("g2pl.compiler",)),
     ("runtime", 3, ("g2pl.runtime",)),
     ("graph", 2, ("g2pl.graph",)),

@@ -251,3 +251,21 @@ def test_npz_slices(tmp_path, compressed):
         load_npz(path)
     got = run_ranks(3, lambda c: npz_share(path, False, c.rank, c.size, c))
     assert {str(e) for e in got} == {str(want.value)}
+
+
+def test_dealt_files_keep_the_whole_graph_s_counts(tmp_path):
+    """A Matrix Market file is read whole by rank 0 and dealt out clean: the parts' summary still counts
+    the self-loops, duplicates and isolated vertices of the file, as one rank does."""
+    from g2pl.graph.loaders import load_graph
+
+    rows = ["%%MatrixMarket matrix coordinate pattern general", "9 9 8"]
+    rows += ["1 2", "2 3", "3 3", "4 4", "2 1", "1 2", "5 6", "7 7"]
+    path = tmp_path / "g.mtx"
+    path.write_text("\n".join(rows) + "\n")
+    whole = load_graph(str(path), directed=True)
+    keys = ("input_edges", "self_loops_dropped", "duplicates_merged", "isolated_vertices")
+    want = {k: whole.info[k] for k in keys}
+    assert want["self_loops_dropped"] == 3 and want["duplicates_merged"] == 1
+    for size in (2, 3):
+        dgs = run_ranks(size, lambda c: ingest.load(c, str(path), directed=True))
+        assert all({k: g.info[k] for k in keys} == want for g in dgs)

@@ -173,7 +173,7 @@ def test_any_pull_with_and_without_the_head_table(rows, data, heads, budget):
     seg = K.Segments(indptr)
     if not heads:
         seg.__dict__["_heads"] = (nbr, None)  # as for an adjacency too sparse for the table
-    got = K.any_pull(seg, nbr, x, budget=budget, rows=np.flatnonzero(pick))
+    got = K.pull_rounds(seg, nbr, x, budget=budget, rows=np.flatnonzero(pick))  # (the NumPy rounds)
     if heads and any(p and r for p, r in zip(pick, rows)) and K.HEADS * len(rows) * 4 <= k * 8:
         assert seg.__dict__["_heads"][1] is not None
     exp = [bool(pick[r] and x[nbr[indptr[r]:indptr[r + 1]]].any()) for r in range(len(rows))]
@@ -182,7 +182,7 @@ def test_any_pull_with_and_without_the_head_table(rows, data, heads, budget):
     if got is not None:
         assert got.tolist() == exp
     other = nbr[::-1].copy()  # the same rows with other neighbours: the table is made again
-    got = K.any_pull(seg, other, x)
+    got = K.pull_rounds(seg, other, x)
     assert got.tolist() == [bool(x[other[indptr[r]:indptr[r + 1]]].any()) for r in range(len(rows))]
 
 
@@ -651,3 +651,46 @@ def test_pushed_min_max_tell_empty_receivers_from_identity_values(op: str) -> No
         want = bk.seg_reduce(seg, op, vals[order], None, "float", ids[order])
         got = bk.scatter_reduce(op, recv, vals, None, n, "float", ids if "arg" in op else None)
         assert np.array_equal(got, want, equal_nan=True), (op, vals[:3])
+
+
+EDGE_READS_PROG = """
+main() {
+  X = { float(id) * 0.37 | v <- V };
+  i = 0;
+  while (i < 4) {
+    D = { X[a] - X[b] | (a, b) <- E };
+    S = { x > 1.0 | x <- X };
+    X = { min [ x + Weight[e] | (x, e) <- nvals v, x in S ] | v <- X };
+    Y = { max [ x + D[e] | (x, e) <- nvals v ] | v <- X };
+    X = { (Y[x] > 0.0) ? x : Y[x] | x <- X };
+    i = i + 1;
+  }
+  return X;
+}
+"""
+
+
+@pytest.mark.parametrize("block", [0, 16], ids=["whole", "blocks"])
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+def test_edge_arrays_read_per_entry_from_the_kept_copy_give_the_same_bits(monkeypatch, directed: bool,
+                                                                          block: int) -> None:
+    """An edge array read by per-entry heads in several evaluations (the weights, every round) is read
+    from a copy in entry order; one that changes every round (D) is gathered afresh: the answers equal
+    those with every read a gather, whole or in blocks of rows."""
+    from oracles import random_graph
+
+    import g2pl
+    from g2pl.runtime.adjacency import Adjacency
+    from g2pl.runtime.numpy_backend import NumPyBackend
+
+    g = random_graph(12, 400, directed=directed, weighted=True).g
+    prog = g2pl.compile(EDGE_READS_PROG)
+    monkeypatch.setattr(NumPyBackend, "entry_block", block)
+    kept = []
+    real = Adjacency.edge_values
+    monkeypatch.setattr(Adjacency, "edge_values",
+                        lambda adj, arr, first: kept.append(got := real(adj, arr, first)) or got)
+    with_copy = prog.run(g).output()
+    assert any(k is not None for k in kept)
+    monkeypatch.setattr(Adjacency, "edge_values", lambda adj, arr, first: None)
+    assert prog.run(g).output() == with_copy

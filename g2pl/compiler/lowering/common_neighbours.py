@@ -1,8 +1,8 @@
 """Lowering of common-neighbour aggregations: `AGG [ h | w <- nvals u, w <- nvals v, ... ]`.
 
 Inside an edge comprehension `{ ... | (u, e, v) <- A }`, two neighbour
-generators binding the same vertex name, one centred at each endpoint, range
-over the common neighbours w of u and v (the third vertex of each triangle
+generators (`nvals`, `outnvals` or `nbrs`) binding the same vertex name, one
+centred at each endpoint, range over the common neighbours w of u and v (the third vertex of each triangle
 through the edge); `w in nvals v` is the second generator written as a
 filter.  Each generator may bind its connecting edge too:
 `(w, f) <- nvals u, (w, g) <- nvals v` (f joins u and w, g joins v and w).
@@ -27,6 +27,9 @@ from g2pl.compiler.lowering.values import Binder, Ctx, Val
 
 if TYPE_CHECKING:  # the lowerer calls this module: only its type is needed here
     from g2pl.compiler.lowering.lower import Lowerer
+
+#: the neighbours each generator lists (`ir.CommonSide`): in (`nvals`), out (`outnvals`), either (`nbrs`)
+_SIDE: dict[ir.NbrDir, ir.CommonSide] = {"in": False, "out": True, "set": "set"}
 
 #: the positions of the edges joining the common neighbour to the edge's src and dst endpoint
 _NBR_EDGES: tuple[ir.Pos, ir.Pos] = ("src_nbr", "dst_nbr")
@@ -84,7 +87,11 @@ def lower_common(lw: Lowerer, e: A.Agg, ctx: Ctx) -> Val:
     first_src = ctx.elems[centres[0]].pos == "src"
     by_side = (gens[0], gens[1]) if first_src else (gens[1], gens[0])
     sources_by_side = (sources[0], sources[1]) if first_src else (sources[1], sources[0])
-    outs = (bool(sources_by_side[0].out), bool(sources_by_side[1].out))
+    for s in sources:
+        if s.dir == "all":
+            raise lw.err("`allnvals` lists a neighbour linked both ways twice, but common neighbours are a "
+                         "set; write `nbrs` for the in- and out-neighbours, each once", s.span)
+    outs = (_SIDE[sources_by_side[0].dir], _SIDE[sources_by_side[1].dir])
     elems = dict(ctx.elems)
     for name, el in ctx.elems.items():
         if el.ekind == "edge":  # the edge itself: read at `here`, with the value of its source graph

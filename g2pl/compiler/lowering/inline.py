@@ -28,7 +28,7 @@ def _rename_quals(quals, head, mapping):
         if isinstance(q, A.Generator):
             src = q.source
             if isinstance(src, A.NvalsSource):
-                src = A.NvalsSource(m.get(src.centre, src.centre), src.out, src.span)
+                src = A.NvalsSource(m.get(src.centre, src.centre), src.dir, src.span)
             else:
                 src = rename_bound(src, m)
             # a name a second neighbour generator binds again (common neighbours) keeps its fresh name
@@ -67,6 +67,8 @@ def rename_bound(e: A.Expr, mapping: dict[str, str] | None = None) -> A.Expr:
                      tuple(rename_bound(k, m) for k in e.keys))
     if isinstance(e, A.InNvals):  # nested in an expression: refused when lowered
         return e
+    if isinstance(e, A.Pair):  # generator variables of the enclosing comprehension
+        return A.Pair(e.span, (mapping.get(e.names[0], e.names[0]), mapping.get(e.names[1], e.names[1])))
     raise TypeError(type(e).__name__)
 
 
@@ -97,7 +99,7 @@ def substitute(e: A.Expr, env: dict[str, A.Expr]) -> A.Expr:
                 if isinstance(src, A.NvalsSource):
                     arg = env.get(src.centre)
                     if isinstance(arg, A.Name):
-                        src = A.NvalsSource(arg.id, src.out, src.span)
+                        src = A.NvalsSource(arg.id, src.dir, src.span)
                 else:
                     src = substitute(src, env)
                 quals.append(A.Generator(q.names, src, q.span))
@@ -109,6 +111,10 @@ def substitute(e: A.Expr, env: dict[str, A.Expr]) -> A.Expr:
                      tuple(substitute(k, env) for k in e.keys))
     if isinstance(e, A.InNvals):  # nested in an expression: refused when lowered
         return e
+    if isinstance(e, A.Pair):  # a parameter passed a generator variable names it
+        a, b = (env.get(n) for n in e.names)
+        return A.Pair(e.span, (a.id if isinstance(a, A.Name) else e.names[0],
+                               b.id if isinstance(b, A.Name) else e.names[1]))
     raise TypeError(type(e).__name__)
 
 

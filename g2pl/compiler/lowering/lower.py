@@ -49,6 +49,10 @@ BUILTIN_FUNCS = {
 #: of the same name still works (a user function wins at a call)
 INT_FUNCS = {"idiv": 2, "imod": 2, "bitand": 2, "bitor": 2, "bitxor": 2, "bitnot": 1, "shl": 2, "shr": 2}
 WEIGHT_VAR = "@Weight"
+#: `directed`: a built-in scalar bool (true when the graph keeps edge direction); a soft name, so a
+#: variable, parameter or generator variable of that name still works (and hides it)
+DIRECTED = "directed"
+DIRECTED_VAR = "@directed"
 NUMERIC = ("int", "float", "vid")
 #: aggregation names that cannot name a variable (`mode` came later and stays free for one)
 RESERVED_AGGS = tuple(op for op in AGG_OPS if op != "mode")
@@ -121,7 +125,7 @@ class Lowerer:
         self.out.append(instr)
 
     def known_names(self, ctx: Ctx) -> list[str]:
-        names = list(BUILTIN_VALUES) + list(self.var_types) + list(self.params) + list(self.mod.functions)
+        names = list(BUILTIN_VALUES) + [DIRECTED] + list(self.var_types) + list(self.params) + list(self.mod.functions)
         names += [display(n) for n in ctx.elems]
         return names
 
@@ -175,6 +179,8 @@ class Lowerer:
         all_vars.update(self.var_types)
         all_vars.update(self.temps)
         all_vars[WEIGHT_VAR] = ir.Ty("edge", "float")
+        all_vars[DIRECTED_VAR] = ir.Ty("scalar", "bool")
+        all_vars[ir.ALL_EDGES_VAR] = ir.Ty("edge", "bool")
         return ir.ProcIR(
             name=self.proc.name,
             params=list(self.params.items()),
@@ -471,6 +477,8 @@ class Lowerer:
             raise _Unknown(n)
         if n in BUILTIN_VALUES:
             return self.builtin_value(n, e.span, ctx)
+        if n == DIRECTED:
+            return Val(ir.Load("bool", e.span, DIRECTED_VAR, "scalar"), "scalar", "bool")
         if n in self.mod.functions:
             raise self.err(f"`{n}` is a function; call it with arguments, e.g. `{n}(...)`", e.span)
         if n in self.mod.procedures:
@@ -610,6 +618,8 @@ class Lowerer:
 
     def membership(self, e: A.BinOp, ctx: Ctx) -> Val:
         left = e.left
+        if isinstance(left, A.Pair):
+            return self.edge_test(e, left, ctx)
         if isinstance(left, A.Name) and left.id in ctx.elems:
             el = ctx.elems[left.id]
             sv = self.graph_var(e.right, ctx)
@@ -668,8 +678,62 @@ class Lowerer:
         return Ctx("T", blocked=blocked)
 
     def ex_InNvals(self, e: A.InNvals, ctx: Ctx) -> Val:
-        raise self.err("`x in nvals v` is a qualifier of its own (a generator: `x <- nvals v`), "
+        w = e.source.word
+        raise self.err(f"`x in {w} v` is a qualifier of its own (a generator: `x <- {w} v`), "
                        "not part of an expression", e.span)
+
+    def ex_Pair(self, e: A.Pair, ctx: Ctx) -> Val:
+        a, b = (display(n) for n in e.names)
+        raise self.err(f"a pair `({a}, {b})` only tests for an edge: write `({a}, {b}) in E` (or another "
+                       "edge set)", e.span)
+
+    def edge_test(self, e: A.BinOp, pair: A.Pair, ctx: Ctx) -> Val:
+        """`(a, b) in A`: is there an edge a -> b in edge set A?  `a` and `b` are the endpoints of the
+        centre edge (either order) or the centre vertex and a neighbour (either order); the test reads
+        A at the element's own edge when it is that edge, else at the edge the other way (`ir.Pos`)."""
+        a, b = pair.names
+        shown = f"`({display(a)}, {display(b)}) in ...`"
+        for n in (a, b):
+            if n in ctx.blocked:
+                raise self.err(ctx.blocked[n], pair.span)
+            el = ctx.elems.get(n)
+            if el is None or el.ekind != "vertex":
+                what = "an edge" if el is not None else "not a generator variable"
+                raise self.err(f"{shown} tests for an edge between two vertices bound by generators, "
+                               f"but `{display(n)}` is {what}", pair.span)
+        if a == b:
+            raise self.err(f"{shown} names the same vertex twice; an edge joins two vertices (self-loops "
+                           "are dropped from every graph)", pair.span)
+        sv = self.graph_var(e.right, ctx)
+        if sv.kind != "edge" or sv.elem != "bool":
+            raise self.err(f"the right side of {shown} must be an edge set, but this is "
+                           f"{article(kind_word(sv.kind, sv.elem))}", e.right.span)
+        pos = (ctx.elems[a].pos, ctx.elems[b].pos)
+        at: ir.Pos
+        if ctx.dom == "E" and pos in (("src", "dst"), ("dst", "src")):
+            at = "here" if pos == ("src", "dst") else "rev"
+        elif ctx.dom == "A" and pos in (("nbr", "self"), ("self", "nbr")):
+            # the entry's own edge when the neighbours are in- (or out-) neighbours, else looked up
+            own = {"in": ("nbr", "self"), "out": ("self", "nbr")}.get(ctx.nbr_dir)
+            at = "edge" if pos == own else "nbr_self" if pos == ("nbr", "self") else "self_nbr"
+        elif ctx.dom == "W":
+            raise self.err(f"{shown} cannot be tested per common neighbour; test it on the edge "
+                           "comprehension's own edge, or use the connecting edges: "
+                           "`(w, f) <- nbrs u, (w, g) <- nbrs v, f in A`", pair.span)
+        else:
+            raise self.err(
+                f"{shown} names either the two endpoints of the edge a comprehension ranges over "
+                "(`{ ... | (u, v) <- E, (v, u) in E }`) or the centre vertex and a neighbour "
+                "(`[ ... | u <- nbrs v, (u, v) in E ]`)", pair.span)
+        kind = ctx.local_kind()
+        if isinstance(sv.ex, ir.Const):  # E (every edge) or emptyE
+            if not sv.ex.value:
+                return Val(ir.Const("bool", e.span, False), kind, "bool")
+            if at in ("here", "edge"):
+                return Val(ir.Const("bool", e.span, True), kind, "bool")
+            return Val(ir.Load("bool", e.span, ir.ALL_EDGES_VAR, "edge", at), kind, "bool")
+        assert isinstance(sv.ex, ir.Load)  # an edge set variable (`graph_var`)
+        return Val(ir.Load("bool", e.span, sv.ex.var, "edge", at), kind, "bool")
 
     def ex_UnOp(self, e: A.UnOp, ctx: Ctx) -> Val:
         v = self.operand(e.operand, ctx)
@@ -881,8 +945,9 @@ class Lowerer:
         """Context for a `{...}`/global-aggregation generator; returns (ctx, membership mask, source kind)."""
         self.check_binders(g)
         if isinstance(g.source, A.NvalsSource):
-            raise self.err("`nvals` ranges over neighbours; use it inside an aggregation such as "
-                           "`sum [ ... | u <- nvals v ]` nested in `{ ... | v <- V }`", g.source.span)
+            w = g.source.word
+            raise self.err(f"`{w}` ranges over neighbours; use it inside an aggregation such as "
+                           f"`sum [ ... | u <- {w} v ]` nested in `{{ ... | v <- V }}`", g.source.span)
         src = self.graph_var(g.source, ctx)
         if src.kind == "scalar":
             raise self.err(f"a generator ranges over a graph or set, but this is a scalar {src.elem}", g.source.span)
@@ -1063,12 +1128,12 @@ class Lowerer:
             if c in ctx.blocked:
                 raise self.err(ctx.blocked[c], src.span)
             raise self.err(
-                f"`{display(c)}` is not a vertex bound by an enclosing comprehension; `nvals` needs one as its "
-                f"centre, e.g. `{{ {e.op} [ ... | u <- nvals v ] | v <- V }}`", src.span,
+                f"`{display(c)}` is not a vertex bound by an enclosing comprehension; `{src.word}` needs one as "
+                f"its centre, e.g. `{{ {e.op} [ ... | u <- {src.word} v ] | v <- V }}`", src.span,
             )
         centre = ctx.elems[c]
         if centre.ekind != "vertex":
-            raise self.err(f"`{display(c)}` is an edge; `nvals` needs a vertex", src.span)
+            raise self.err(f"`{display(c)}` is an edge; `{src.word}` needs a vertex", src.span)
         if not (ctx.dom == "V" and ctx.centre is centre):
             return self.hoisted_nbr(e, centre, ctx)
         if len(g.names) > 2:
@@ -1086,12 +1151,12 @@ class Lowerer:
         if len(g.names) == 2:
             en = g.names[1]
             elems[en] = Binder(en, "edge", "edge", None, "edge", "bool", g.span, has_value=False)
-        inner = Ctx("A", elems, elems[c], blocked=ctx.blocked, out=src.out)
+        inner = Ctx("A", elems, elems[c], blocked=ctx.blocked, nbr_dir=src.dir)
         mask = self.filters(fs, inner, None)
         head = self.ex(e.heads[0], inner)
         elem, value = self.agg_head(e, head, e.heads[0].span)
         t = self.temp(ir.Ty("vertex", elem))
-        self.emit(ir.NbrReduce(e.span, t, e.op, src.out, value, mask, elem, origin=self.origin))
+        self.emit(ir.NbrReduce(e.span, t, e.op, src.dir, value, mask, elem, origin=self.origin))
         return Val(ir.Load(elem, e.span, t, "vertex", "here"), "vertex", elem)
 
     def hoisted_nbr(self, e: A.Agg, centre: Binder, ctx: Ctx) -> Val:

@@ -71,7 +71,7 @@ class Ctx:
     elems: dict[str, Binder] = field(default_factory=dict)
     centre: Binder | None = None
     blocked: dict[str, str] = field(default_factory=dict)
-    out: bool = False
+    nbr_dir: ir.NbrDir = "in"  # A: the neighbours the aggregation ranges over
     gen_set: str | None = None  # E: the edge-set variable the generator ranges over (its members only)
 
     def local_kind(self) -> ValKind:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from g2pl.compiler.pass_names import PASS_NAMES as _LISTED_NAMES
 from g2pl.compiler.passes import (
     delta,
     direction,
@@ -68,6 +69,8 @@ PIPELINE: tuple[PassInfo, ...] = (
 
 #: every name `--disable-pass` accepts
 PASS_NAMES = tuple(p.name for p in PIPELINE)
+if PASS_NAMES != _LISTED_NAMES:  # the parsers' copy (pass_names.py) must follow the pipeline
+    raise AssertionError(f"g2pl.compiler.pass_names lists {_LISTED_NAMES}, the pipeline runs {PASS_NAMES}")
 _STAGES = ("ir", "plan")
 
 

@@ -140,11 +140,12 @@ def _kept(plan: Plan) -> dict[str, tuple[str, State]]:
 
 def _sender_known(c: ir.Ex, t: str) -> bool:
     """Reads the value `t` itself and otherwise only endpoint IDs and constants: what the sender of `t`
-    along an edge knows (its own value, and the edge's two endpoints)."""
+    along an edge knows (its own value, and the edge's two endpoints); not `t` at the reverse edge (an
+    edge test), which another sender sends."""
     uses_t = False
     for n in ir.walk(c):
         if isinstance(n, ir.Load):
-            if n.var != t:
+            if n.var != t or n.pos != "here":
                 return False
             uses_t = True
         if isinstance(n, ir.Rand):

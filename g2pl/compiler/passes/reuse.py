@@ -41,7 +41,7 @@ def ex_key(e: ir.Ex | None) -> Any:
 
 def instr_key(i: ir.Instr) -> Any:
     if isinstance(i, ir.NbrReduce):
-        return ("nbr", i.op, i.out, ex_key(i.value), ex_key(i.mask), i.elem)
+        return ("nbr", i.op, i.dir, ex_key(i.value), ex_key(i.mask), i.elem)
     if isinstance(i, ir.CommonReduce):
         return ("common", i.op, i.outs, i.within, ex_key(i.value), ex_key(i.mask), i.elem)
     if isinstance(i, ir.GlobalReduce):

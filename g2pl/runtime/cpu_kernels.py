@@ -1,0 +1,272 @@
+"""Compiled CPU kernels (numba), for the loops NumPy cannot vectorise without a pass per step.
+
+Sorted-list intersection is one: listing the triangles of a degree-oriented graph vectorised needs a
+lookup per wedge, each a dozen array passes (common_neighbours.RowHash); a merge of the two sorted
+lists is a few instructions per entry.  A keyed argmin is another: one pass instead of a scatter-min,
+a comparison and the tie passes.
+
+numba is optional (`pip install g2pl[fast]`).  Without it, or with G2PL_NUMBA=0, the callers keep
+their NumPy paths, which give the same answers (tests/runtime/test_cpu_kernels.py runs both).  Loading
+the kernels costs a process seconds (numba's import and LLVM's set-up, even with the compiled code
+cached on disk beside this file or in the user's cache directory), so by default (`auto`) a
+kernel runs only for work large enough to repay that, or once some kernel is loaded; G2PL_NUMBA=1
+uses them whatever the size.  numba is imported on first use, never when g2pl is.
+
+The per-row kernels (kernels.row_reduce, kernels.any_pull) run on `threads()` threads: G2PL_THREADS, else
+the CPUs this process may use, shared among the MPI ranks on this machine.  Each row is still reduced
+in order by one thread, so the answers have the same bits for any thread count.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from g2pl.errors import G2PLError
+
+_state: dict[str, Any] = {}
+
+#: numba's `prange` in a compiled kernel: `_jit` binds it in the kernel's module before compiling (numba
+#: is imported on first use only); a serial build runs it as `range`
+prange = range
+
+#: the variables by which MPI launchers (MPICH's and Intel MPI's hydra, Open MPI, MVAPICH, Cray PALS) say
+#: how many ranks they started on this machine
+_LOCAL_RANKS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE", "PALS_LOCAL_SIZE")
+
+
+#: work (elements a kernel visits) from which a process loads the kernels in `auto` mode: about the
+#: work whose NumPy path costs what loading them does
+AUTO_WORK = 1 << 24
+
+
+def available() -> bool:
+    """Is numba importable here, and not turned off by G2PL_NUMBA=0?"""
+    if os.environ.get("G2PL_NUMBA", "auto") == "0":
+        return False
+    if "numba" not in _state:
+        try:
+            import numba
+        except ImportError:  # the optional dependency is absent: the NumPy paths serve
+            _state["numba"] = None
+        else:
+            _state["numba"] = numba
+    return _state["numba"] is not None
+
+
+def use(work: int) -> bool:
+    """Should a kernel run for `work` elements: numba there, and G2PL_NUMBA=1, or a kernel already loaded
+    in this process, or work from AUTO_WORK on (below it, loading costs more than it saves)?"""
+    mode = os.environ.get("G2PL_NUMBA", "auto")
+    if mode == "0" or not (mode == "1" or work >= AUTO_WORK or any(k.startswith("jit:") for k in _state)):
+        return False
+    return available()
+
+
+def threads() -> int:
+    """Threads a compiled row kernel runs on: G2PL_THREADS (a positive integer) when set, else the CPUs
+    this process may run on (its affinity, which `taskset` or a batch system narrows), divided among the
+    ranks an MPI launcher started on this machine so that they do not oversubscribe its cores, unless the
+    launcher bound the process to fewer CPUs than the machine has (it divided them already)."""
+    raw = os.environ.get("G2PL_THREADS", "").strip()
+    if raw:
+        if not raw.isdigit() or int(raw) < 1:
+            raise G2PLError(f"G2PL_THREADS must be a positive integer, not {raw!r}")
+        return int(raw)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # (no affinity on macOS and Windows)
+        cpus = os.cpu_count() or 1
+    if cpus < (os.cpu_count() or cpus):
+        return max(cpus, 1)
+    local = max((int(v) for k in _LOCAL_RANKS if (v := os.environ.get(k, "")).isdigit()), default=1)
+    return max(cpus // max(local, 1), 1)
+
+
+def row_cuts(indptr: np.ndarray, parts: int) -> np.ndarray:
+    """Row boundaries of `parts` consecutive blocks of about equal entries (int64, from 0 to the row
+    count; a row longer than a block's share is one block): the work a parallel row kernel hands out."""
+    n = len(indptr) - 1
+    total = int(indptr[-1])
+    if parts <= 1 or n <= 1 or total == 0:
+        return np.array([0, n], dtype=np.int64)
+    marks = np.arange(1, parts, dtype=np.int64) * total // parts
+    cuts = np.concatenate([[0], np.searchsorted(indptr[1:], marks, side="left") + 1, [n]]).astype(np.int64)
+    cuts = np.minimum(cuts, n)
+    return cuts[np.append(True, cuts[1:] != cuts[:-1])]
+
+
+#: blocks per thread of a parallel row kernel, handed out one at a time (numba's chunk size 1), so that a
+#: thread whose blocks run slower (more cache misses) is helped by the others
+BLOCKS_PER_THREAD = 8
+
+
+def run_rows(fn: Callable, args: tuple, indptr: np.ndarray | None = None, items: int = 0,
+             nthreads: int | None = None) -> Any:
+    """`fn(*args, cuts)` compiled, where `fn` loops `for b in prange(len(cuts) - 1)` over blocks of
+    consecutive rows: blocks of about equal entries of the CSR `indptr` (`row_cuts`), or of equally many
+    of `items` rows.  On one thread the serial build over one block, else the parallel build on `nthreads`
+    (default `threads()`, at most numba's NUMBA_NUM_THREADS) threads.  A kernel that writes only its own
+    rows' outputs gives the same result on any number of threads."""
+    t = threads() if nthreads is None else nthreads
+    numba = _state["numba"]
+    n = len(indptr) - 1 if indptr is not None else items
+    if t <= 1 or n <= 1:
+        return _jit(fn)(*args, np.array([0, n], dtype=np.int64))
+    parts = t * BLOCKS_PER_THREAD  # (as asked, even where numba has fewer threads: the same blocks)
+    t = min(t, numba.config.NUMBA_NUM_THREADS)
+    if indptr is not None:
+        cuts = row_cuts(indptr, parts)
+    else:
+        cuts = np.unique(np.linspace(0, n, parts + 1).astype(np.int64))
+    kernel = _jit(fn, parallel=True)
+    numba.set_num_threads(t)  # (this calling thread's count: numba keeps one per thread)
+    with numba.parallel_chunksize(1):
+        return kernel(*args, cuts)
+
+
+def _jit(fn: Callable, parallel: bool = False) -> Callable:
+    """`fn` compiled (once per process; from numba's on-disk cache when it is there), with `prange`
+    numba's in its module: over threads with `parallel`, else as `range`."""
+    key = "jit:" + fn.__name__ + (":parallel" if parallel else "")
+    if key not in _state:
+        numba = _state["numba"]
+        fn.__globals__["prange"] = numba.prange
+        _state[key] = numba.njit(cache=True, nogil=True, parallel=parallel)(fn)
+    return _state[key]
+
+
+# ------------------------------------------------------------ triangles of an oriented graph
+
+
+def _count_oriented(indptr, cols, out):  # pragma: no cover (compiled)
+    n = len(indptr) - 1
+    for a in range(n):
+        end = indptr[a + 1]
+        for j in range(indptr[a], end):
+            b = cols[j]
+            i, k, kend = j + 1, indptr[b], indptr[b + 1]
+            while i < end and k < kend:
+                ci, ck = cols[i], cols[k]
+                if ci < ck:
+                    i += 1
+                elif ci > ck:
+                    k += 1
+                else:  # triangle a < b < c: its edges ab (j), ac (i) and bc (k)
+                    out[j] += 1
+                    out[i] += 1
+                    out[k] += 1
+                    i += 1
+                    k += 1
+
+
+def _list_oriented(indptr, cols):  # pragma: no cover (compiled)
+    n = len(indptr) - 1
+    cap = max(len(cols), 16)
+    ab = np.empty(cap, dtype=np.int64)
+    ac = np.empty(cap, dtype=np.int64)
+    bc = np.empty(cap, dtype=np.int64)
+    t = 0
+    for a in range(n):
+        end = indptr[a + 1]
+        for j in range(indptr[a], end):
+            b = cols[j]
+            i, k, kend = j + 1, indptr[b], indptr[b + 1]
+            while i < end and k < kend:
+                ci, ck = cols[i], cols[k]
+                if ci < ck:
+                    i += 1
+                elif ci > ck:
+                    k += 1
+                else:
+                    if t == cap:  # grow by doubling: one pass, no count pass before it
+                        cap *= 2
+                        ab2 = np.empty(cap, dtype=np.int64)
+                        ac2 = np.empty(cap, dtype=np.int64)
+                        bc2 = np.empty(cap, dtype=np.int64)
+                        ab2[:t] = ab[:t]
+                        ac2[:t] = ac[:t]
+                        bc2[:t] = bc[:t]
+                        ab, ac, bc = ab2, ac2, bc2
+                    ab[t] = j
+                    ac[t] = i
+                    bc[t] = k
+                    t += 1
+                    i += 1
+                    k += 1
+    return ab[:t].copy(), ac[:t].copy(), bc[:t].copy()
+
+
+def oriented_triangles(indptr: np.ndarray, cols: np.ndarray, count_only: bool) -> Any:
+    """The triangles a < b < c of an oriented graph: row a of the CSR (`indptr`, `cols`) holds a's higher
+    neighbours, ascending.  Count only: triangles through each entry (edge); else the entry positions of
+    each triangle's edges ab, ac and bc, three arrays.  Call only where `available()`."""
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    if count_only:
+        out = np.zeros(len(cols), dtype=np.int64)
+        _jit(_count_oriented)(indptr, cols, out)
+        return out
+    return _jit(_list_oriented)(indptr, cols)
+
+
+# ------------------------------------------------------------ keyed argmin
+
+
+def _scatter_argmin(lp, v, ix, t1, t2, n):  # pragma: no cover (compiled)
+    win = np.full(n, -1, dtype=np.int64)
+    for j in range(lp.shape[0]):
+        for i in range(lp.shape[1]):
+            r = lp[j, i]
+            if r < 0:
+                continue
+            w = win[r]
+            if w < 0 or v[i] < v[w]:
+                win[r] = i
+            elif v[i] == v[w] and w != i:  # equal values: the least (t1, t2), read only here
+                a, b = ix[i], ix[w]
+                if t1[a] < t1[b] or (t1[a] == t1[b] and (t2[a] < t2[b] or (t2[a] == t2[b] and i < w))):
+                    win[r] = i
+    return win
+
+
+def scatter_argmin(lp: np.ndarray, v: np.ndarray, ix: np.ndarray, t1: np.ndarray, t2: np.ndarray,
+                   n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row r < n, of the entries (j, i) with lp[j, i] == r, the i with the least (v[i], t1[ix[i]],
+    t2[ix[i]], i): (the rows that have entries, ascending; their winners' i).  One pass, the tie arrays
+    read only on equal values.  Call only where `available()`."""
+    win = _jit(_scatter_argmin)(np.ascontiguousarray(lp), v, ix, t1, t2, n)
+    rows = np.flatnonzero(win >= 0)
+    return rows, win[rows]
+
+
+# ------------------------------------------------------------ CSR rows in another order
+
+
+def _take_rows(old_ptr, new_ptr, order, arr, out):  # pragma: no cover (compiled)
+    for k in range(len(order)):
+        a, b = old_ptr[order[k]], new_ptr[k]
+        for j in range(new_ptr[k + 1] - b):
+            out[b + j] = arr[a + j]
+
+
+def _take_rows_mapped(old_ptr, new_ptr, order, arr, table, out):  # pragma: no cover (compiled)
+    for k in range(len(order)):
+        a, b = old_ptr[order[k]], new_ptr[k]
+        for j in range(new_ptr[k + 1] - b):
+            out[b + j] = table[arr[a + j]]
+
+
+def take_rows(old_ptr: np.ndarray, new_ptr: np.ndarray, order: np.ndarray, arr: np.ndarray,
+              table: np.ndarray | None, out: np.ndarray) -> None:
+    """out = the CSR entries `arr` (rows `old_ptr`) with rows taken in `order` (new rows `new_ptr`),
+    mapped through `table` if given: one pass that writes each new row in place, where NumPy builds an
+    entry-position array and gathers through it (runtime/partition.py's degree view).  Call only where
+    `available()`."""
+    if table is None:
+        _jit(_take_rows)(old_ptr, new_ptr, order, arr, out)
+    else:
+        _jit(_take_rows_mapped)(old_ptr, new_ptr, order, arr, table, out)
