@@ -17,7 +17,7 @@ properties set them, from a vertex of the largest component. Per kernel and side
   median of `--repeat` interleaved runs after one warm-up run of each side;
 * EVPS = (|V| + |E|) / T_proc, Graphalytics' edges-and-vertices per second.
 
-Sides: g2pl (one rank), python-graphblas (SuiteSparse:GraphBLAS, one thread; the kernels written
+Sides: g2pl (one rank, one thread: G2PL_THREADS=1), python-graphblas (SuiteSparse:GraphBLAS, one thread; the kernels written
 as LDBC's GraphBLAS implementation of Graphalytics does: BFS, PR, WCC (FastSV) and SSSP from
 bench/libraries.py, CDLP by sorting each row's neighbour labels, LCC as masked `plus_pair` S @ A),
 NetworkX where it has the kernel and the graph has at most `--networkx-max-edges` edges, and the
@@ -26,8 +26,9 @@ counts triangles, the numerator of undirected LCC, so it is listed in the LCC ro
 g2pl's answers are checked against python-graphblas's with Graphalytics' validation rules (exact:
 BFS, CDLP; equivalence: WCC; epsilon 1e-4: PR, LCC, SSSP).
 
-    python bench/graphalytics.py [--graphs kron:16,...,kron:22,datagen:1000000:20] [--gapbs DIR]
+    python bench/graphalytics.py [--graphs kron:16,...,kron:22,datagen:1000000:20] [--kernels bfs,...] [--gapbs DIR]
     python bench/graphalytics.py --quick       # kron:10 and datagen:2000:10, 1 timed run each
+    python bench/graphalytics.py --graphs kron:20 --kernels cdlp,sssp   # some kernels only
 
 Output: OUT/graphalytics.{md,json} (graphalytics_quick.* with --quick).
 """
@@ -296,7 +297,7 @@ def bench_graph(spec: str, a: Any, folder: Path) -> list[dict[str, Any]]:
 
     rows = []
     last: dict[str, Any] = {}  # each side's latest answer, checked after the runs
-    for kernel in KERNELS:
+    for kernel in a.kernels.split(","):
         last.clear()
 
         def ours(kernel: str = kernel) -> float:
@@ -386,12 +387,17 @@ def main(argv: list[str] | None = None) -> int:
     harness.add_gapbs(ap)
     ap.add_argument("--graphs", default="kron:16,kron:18,kron:20,kron:22,datagen:1000000:20",
                     help="comma-separated: g2pl generator specs and datagen:N:DEGREE")
+    ap.add_argument("--kernels", default=",".join(KERNELS),
+                    help=f"comma-separated, of {', '.join(KERNELS)} (each graph's sides stay loaded for all of them)")
     ap.add_argument("--networkx-max-edges", type=int, default=2_000_000,
                     help="run NetworkX only on graphs with at most this many edges")
     ap.add_argument("--timeout", type=float, default=1800.0, help="per GAPBS run, seconds")
     a = ap.parse_args(argv)
+    if unknown := set(a.kernels.split(",")) - set(KERNELS):
+        ap.error(f"unknown kernel(s) {', '.join(sorted(unknown))}; the kernels are {', '.join(KERNELS)}")
     if a.quick:
         a.graphs, a.repeat = "kron:10,datagen:2000:10", 1
+    os.environ["G2PL_THREADS"] = "1"  # one thread, as python-graphblas and GAPBS run here
     m = harness.machine(("numpy", "scipy", "graphblas", "networkx"))
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -77,6 +77,10 @@ class Spec:
     result: str = ""  # keyed: vertex (a value per key), edge (the winning edges) or scalar
     nkeys: int = 0  # keyed: keys per element (0: one group)
     payload: bool = False  # keyed argmin/argmax: the result is a payload read at the winner
+    # nbr, per entry: the head is the field at this index, read at the sender, plus the edge array the
+    # generated code passes as `edge`, unfiltered (`min [ d + Weight[e] | (d, e) <- nvals v ]`): a runtime
+    # may reduce each row in one pass instead of evaluating the head over every entry
+    plus_edge: int = -1
 
     def record_bytes(self) -> int:
         return record_size(self.record)

@@ -265,6 +265,8 @@ class CodeGen:
             kw += ", along=_along"
         if x.per_entry:
             head, arrays, what = self._entry_head(x), [pyname(n) for n, _e in x.fields], "fields"
+            if (plus := x.plus_edge) is not None:  # field + edge value: the head's edge array, for a one-pass reduction
+                kw += f", edge={pyname(plus[1])}"
         elif x.transport == "packed":
             arrays, exts = [], {}
             for role, ex in (("value", i.value), ("mask", i.mask)):

@@ -134,12 +134,32 @@ class NbrExchange(Exchange):
     def uses(self) -> set[str]:
         return self.instr.uses() | ir.reads(self.send) | ir.reads(self.recv) | ir.reads(self.along)
 
+    @property
+    def plus_edge(self) -> tuple[int, str] | None:
+        """(index in `fields`, edge variable) where the head is an arrived field at the sender plus an
+        edge value, unfiltered, and combined by min or max: Bellman-Ford's relaxation `min [ d + Weight[e]
+        | (d, e) <- nvals v ]` (the min-plus semiring).  A runtime may reduce each receiver's entries in
+        one pass, reading each value where it lies, instead of evaluating the head into entry arrays."""
+        i = self.instr
+        v = i.value
+        if (not self.per_entry or i.mask is not None or i.op not in ("min", "max") or i.elem not in ("int", "float")
+                or not (isinstance(v, ir.Op) and v.op == "+" and len(v.args) == 2)):
+            return None
+        loads = {a.pos: a for a in v.args if isinstance(a, ir.Load) and a.elem in ("int", "float")}
+        nb, ed = loads.get("nbr"), loads.get("edge")
+        names = [n for n, _e in self.fields]
+        if nb is None or ed is None or nb.var not in names:
+            return None
+        return names.index(nb.var), ed.var
+
     def _spec(self) -> dict[str, object]:
         i = self.instr
+        plus = self.plus_edge
         return dict(transport=self.transport, fields=self.fields, record=self.record,
                     presence=self.send is not None, counted=self.counted,
                     policy="push-pull" if self.push else "pull", per_entry=self.per_entry, dir=i.dir, op=i.op,
-                    elem=i.elem, recv=self.recv is not None, along=self.along is not None, known=self.known or "")
+                    elem=i.elem, recv=self.recv is not None, along=self.along is not None, known=self.known or "",
+                    plus_edge=-1 if plus is None else plus[0])
 
     def action(self) -> str:
         i = self.instr

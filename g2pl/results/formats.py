@@ -294,38 +294,50 @@ def _csv_name(name: str) -> bytes:
     return name.encode()  # G2PL names and ret0, ret1, ...: letters, digits and underscores, no quoting needed
 
 
-class CsvFormat(Format):
-    name = "csv"
+class _TableFormat(Format):
+    """A table with a row per vertex or per edge (see `_columns`): what CSV and Parquet share.  Each
+    chunk of rows is `rows(shares, kind, values, at)`: the values of the row's kind over the rows `at`."""
+
+    label = ""
 
     def check(self, shares: list[Share]) -> None:
-        _table_kind(shares, "CSV")
+        _table_kind(shares, self.label)
 
     def keys(self, shares: list[Share]) -> list[Hashable]:
         return ["rows"] if _kinds(shares) else []
 
-    def local(self, shares: list[Share], key: Hashable, chunk: int) -> Iterator[Any]:
-        kind = _table_kind(shares, "CSV")
-        values = [s for s in shares if s.kind == kind]
-        tail = b"".join(b"," + _scalar_text(s) for s in shares if s.kind == "scalar") + b"\n"
-        n = len(values[0].value)
-        for lo in range(0, n, chunk):
-            at = slice(lo, lo + chunk)
-            m = len(values[0].value.data[at])
-            rows = Rows(m)
-            if kind == "vertex":
-                rows.field(int_field(values[0].value.ids(at)))
-            else:
-                u, v = values[0].value.ends(at)
-                rows.field(int_field(u)).const(b",").field(int_field(v))
-            for s in values:
-                rows.const(b",").field(value_field(s.type, s.value.data[at], CSV_NONFINITE))
-            yield rows.const(tail).text()
-
     def counts(self, shares: list[Share]) -> list[int]:
         return [len(_first(shares, k)) for k in _kinds(shares)]
 
+    def local(self, shares: list[Share], key: Hashable, chunk: int) -> Iterator[Any]:
+        kind = _table_kind(shares, self.label)
+        values = [s for s in shares if s.kind == kind]
+        for lo in range(0, len(values[0].value), chunk):
+            yield self.rows(shares, kind, values, slice(lo, lo + chunk))
+
+    def rows(self, shares: list[Share], kind: str, values: list[Share], at: slice) -> Any:
+        raise NotImplementedError
+
+
+class CsvFormat(_TableFormat):
+    name = "csv"
+    label = "CSV"
+
+    def rows(self, shares: list[Share], kind: str, values: list[Share], at: slice) -> bytes:
+        first = values[0].value
+        rows = Rows(len(first.data[at]))
+        if kind == "vertex":
+            rows.field(int_field(first.ids(at)))
+        else:
+            u, v = first.ends(at)
+            rows.field(int_field(u)).const(b",").field(int_field(v))
+        for s in values:
+            rows.const(b",").field(value_field(s.type, s.value.data[at], CSV_NONFINITE))
+        tail = b"".join(b"," + _scalar_text(s) for s in shares if s.kind == "scalar") + b"\n"
+        return rows.const(tail).text()
+
     def write(self, f: BinaryIO, head: dict, shares: list[Share], pull: Pull, totals: list[int]) -> None:
-        kind = _table_kind(shares, "CSV")
+        kind = _table_kind(shares, self.label)
         f.write(b",".join(map(_csv_name, _columns(shares, kind))) + b"\n")
         if kind == "scalar":
             f.write(b",".join(_scalar_text(s) for s in shares) + b"\n")
@@ -334,39 +346,24 @@ class CsvFormat(Format):
             f.write(piece)
 
 
-class ParquetFormat(Format):
+class ParquetFormat(_TableFormat):
     """The CSV table in Parquet (typed columns: int64, float64, bool), one row group per chunk; the
     schema's metadata `g2pl` holds the index (as in .npz, without keys)."""
 
     name = "parquet"
+    label = "Parquet"
     scale = 16
 
-    def check(self, shares: list[Share]) -> None:
-        _table_kind(shares, "Parquet")
-
-    def keys(self, shares: list[Share]) -> list[Hashable]:
-        return ["rows"] if _kinds(shares) else []
-
-    def local(self, shares: list[Share], key: Hashable, chunk: int) -> Iterator[Any]:
-        kind = _table_kind(shares, "Parquet")
-        values = [s for s in shares if s.kind == kind]
-        n = len(values[0].value)
-        for lo in range(0, n, chunk):
-            at = slice(lo, lo + chunk)
-            if kind == "vertex":
-                cols = [np.asarray(values[0].value.ids(at), dtype=np.int64)]
-            else:
-                cols = [np.asarray(e, dtype=np.int64) for e in values[0].value.ends(at)]
-            yield cols + [s.value.data[at] for s in values]
-
-    def counts(self, shares: list[Share]) -> list[int]:
-        return [len(_first(shares, k)) for k in _kinds(shares)]
+    def rows(self, shares: list[Share], kind: str, values: list[Share], at: slice) -> list[np.ndarray]:
+        first = values[0].value
+        ends = [first.ids(at)] if kind == "vertex" else list(first.ends(at))
+        return [np.asarray(e, dtype=np.int64) for e in ends] + [s.value.data[at] for s in values]
 
     def write(self, f: BinaryIO, head: dict, shares: list[Share], pull: Pull, totals: list[int]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        kind = _table_kind(shares, "Parquet")
+        kind = _table_kind(shares, self.label)
         names = _columns(shares, kind)
         keyed = [s for s in shares if s.kind == kind] if kind != "scalar" else []
         scalars = [s for s in shares if s.kind == "scalar"]

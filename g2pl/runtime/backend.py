@@ -211,6 +211,13 @@ class Backend(Ops, KernelOps, Protocol):
         with array operations, the same triangles)."""
         ...
 
+    def plus_edge_reduce(self, op: str, indptr: Array, nbr: Array, x: Array, sent: Array | None, w: Array,
+                         eid: Array | None, elem: str) -> Array | None:
+        """Per CSR row, `op` (min, max) of x[nbr[k]] + w[eid[k]] (w[k] where `eid` is None) over its entries
+        k whose sender is `sent` (every entry where None), with the language's empty value, by a compiled
+        kernel; None where the backend has none (the caller evaluates the head, the same answer)."""
+        ...
+
     def scatter_argmin(self, lp: Array, v: Array, ix: Array, t1: Array, t2: Array, n: int) -> tuple | None:
         """Per row r < n, of the entries (j, i) with lp[j, i] == r, the i with the least (v[i], t1[ix[i]],
         t2[ix[i]], i): (the rows that have entries, ascending; their winners' i), by a compiled kernel;

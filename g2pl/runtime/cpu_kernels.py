@@ -142,7 +142,15 @@ def _jit(fn: Callable, parallel: bool = False) -> Callable:
 # ------------------------------------------------------------ triangles of an oriented graph
 
 
-def _count_oriented(indptr, cols, out):  # pragma: no cover (compiled)
+def _oriented(indptr, cols, out):  # pragma: no cover (compiled)
+    """Each triangle a < b < c found by merging rows a and b: counted on its three entries in `out` when
+    `out` has an entry per entry of `cols`, else listed (the entry positions of ab, ac and bc)."""
+    count = len(out) == len(cols)
+    cap = 16 if count else max(len(cols), 16)
+    ab = np.empty(cap, dtype=np.int64)
+    ac = np.empty(cap, dtype=np.int64)
+    bc = np.empty(cap, dtype=np.int64)
+    t = 0
     n = len(indptr) - 1
     for a in range(n):
         end = indptr[a + 1]
@@ -156,45 +164,24 @@ def _count_oriented(indptr, cols, out):  # pragma: no cover (compiled)
                 elif ci > ck:
                     k += 1
                 else:  # triangle a < b < c: its edges ab (j), ac (i) and bc (k)
-                    out[j] += 1
-                    out[i] += 1
-                    out[k] += 1
-                    i += 1
-                    k += 1
-
-
-def _list_oriented(indptr, cols):  # pragma: no cover (compiled)
-    n = len(indptr) - 1
-    cap = max(len(cols), 16)
-    ab = np.empty(cap, dtype=np.int64)
-    ac = np.empty(cap, dtype=np.int64)
-    bc = np.empty(cap, dtype=np.int64)
-    t = 0
-    for a in range(n):
-        end = indptr[a + 1]
-        for j in range(indptr[a], end):
-            b = cols[j]
-            i, k, kend = j + 1, indptr[b], indptr[b + 1]
-            while i < end and k < kend:
-                ci, ck = cols[i], cols[k]
-                if ci < ck:
-                    i += 1
-                elif ci > ck:
-                    k += 1
-                else:
-                    if t == cap:  # grow by doubling: one pass, no count pass before it
-                        cap *= 2
-                        ab2 = np.empty(cap, dtype=np.int64)
-                        ac2 = np.empty(cap, dtype=np.int64)
-                        bc2 = np.empty(cap, dtype=np.int64)
-                        ab2[:t] = ab[:t]
-                        ac2[:t] = ac[:t]
-                        bc2[:t] = bc[:t]
-                        ab, ac, bc = ab2, ac2, bc2
-                    ab[t] = j
-                    ac[t] = i
-                    bc[t] = k
-                    t += 1
+                    if count:
+                        out[j] += 1
+                        out[i] += 1
+                        out[k] += 1
+                    else:
+                        if t == cap:  # grow by doubling: one pass, no count pass before it
+                            cap *= 2
+                            ab2 = np.empty(cap, dtype=np.int64)
+                            ac2 = np.empty(cap, dtype=np.int64)
+                            bc2 = np.empty(cap, dtype=np.int64)
+                            ab2[:t] = ab[:t]
+                            ac2[:t] = ac[:t]
+                            bc2[:t] = bc[:t]
+                            ab, ac, bc = ab2, ac2, bc2
+                        ab[t] = j
+                        ac[t] = i
+                        bc[t] = k
+                        t += 1
                     i += 1
                     k += 1
     return ab[:t].copy(), ac[:t].copy(), bc[:t].copy()
@@ -206,11 +193,9 @@ def oriented_triangles(indptr: np.ndarray, cols: np.ndarray, count_only: bool) -
     each triangle's edges ab, ac and bc, three arrays.  Call only where `available()`."""
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     cols = np.ascontiguousarray(cols, dtype=np.int64)
-    if count_only:
-        out = np.zeros(len(cols), dtype=np.int64)
-        _jit(_count_oriented)(indptr, cols, out)
-        return out
-    return _jit(_list_oriented)(indptr, cols)
+    out = np.zeros(len(cols) if count_only else 0, dtype=np.int64)
+    listed = _jit(_oriented)(indptr, cols, out)
+    return out if count_only else listed
 
 
 # ------------------------------------------------------------ keyed argmin

@@ -173,6 +173,10 @@ class CuPyBackend(intops.IntOpsMixin):
     def scatter_argmin(lp, v, ix, t1, t2, n: int):
         return None  # scatter reductions on the device (keyed.Keyed._scatter_winners)
 
+    @staticmethod
+    def plus_edge_reduce(op: str, indptr, nbr, x, sent, w, eid, elem: str):
+        return None  # the head over entry arrays on the device (neighbourhood.Neighbourhood._reduce)
+
     def csr_matrix(self, indptr, cols, n_cols: int, kind: str):
         return CK.DeviceCSR(self, self.sparse, indptr, cols, n_cols)
 

@@ -291,11 +291,13 @@ class Runtime:
 
     # ------------------------------------------------------------ exchanges
 
-    def nbr_combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None, known=None):
+    def nbr_combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None, known=None,
+                    edge=None):
         """Neighbourhood combine (see neighbourhood.py): `fields` travel to the neighbours, `head` makes
         (value, filter) of what arrived, `spec.op` combines it per receiver; `along`, an edge mask,
-        the entries senders send along; `known`, the senders' copy of the receivers that read it."""
-        return self.nbr.combine(spec, fields, head, send, recv, along, known)
+        the entries senders send along; `known`, the senders' copy of the receivers that read it;
+        `edge`, the edge array of a `spec.plus_edge` head."""
+        return self.nbr.combine(spec, fields, head, send, recv, along, known, edge)
 
     def endpoints(self, spec: Spec, fields: tuple, need=None, keep=None, sent=None) -> list:
         """Vertex values at edge endpoints, or an edgeset spec's edge set (see edges.py); a delta spec

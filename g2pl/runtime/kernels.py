@@ -8,6 +8,7 @@ results); partition.py uses `expand_ranges` on the host while it builds graph pa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import numpy as np
@@ -185,7 +186,10 @@ def _row_sums(indptr, cols, x, zero, out, cuts):  # pragma: no cover (compiled)
             out[r] = s
 
 
-def _row_min(indptr, cols, x, fill, out, cuts):  # pragma: no cover (compiled)
+def _row_extreme(indptr, cols, x, fill, out, most, cuts):  # pragma: no cover (compiled)
+    """Per row the least (the greatest where `most`) of x over its entries, NaN propagating as
+    np.minimum's does; `fill` for an empty row.  (`most` is the same for every entry: LLVM's loop
+    unswitching takes its test out of the loop.)"""
     for b in prange(len(cuts) - 1):
         for r in range(cuts[b], cuts[b + 1]):
             lo, hi = indptr[r], indptr[r + 1]
@@ -195,27 +199,12 @@ def _row_min(indptr, cols, x, fill, out, cuts):  # pragma: no cover (compiled)
             s = x[np.uint64(cols[lo])]
             for k in range(lo + 1, hi):
                 v = x[np.uint64(cols[k])]
-                if v < s or v != v:  # NaN propagates, as np.minimum does
+                if (v > s if most else v < s) or v != v:
                     s = v
             out[r] = s
 
 
-def _row_max(indptr, cols, x, fill, out, cuts):  # pragma: no cover (compiled)
-    for b in prange(len(cuts) - 1):
-        for r in range(cuts[b], cuts[b + 1]):
-            lo, hi = indptr[r], indptr[r + 1]
-            if lo == hi:
-                out[r] = fill
-                continue
-            s = x[np.uint64(cols[lo])]
-            for k in range(lo + 1, hi):
-                v = x[np.uint64(cols[k])]
-                if v > s or v != v:
-                    s = v
-            out[r] = s
-
-
-_ROW_KERNELS = {"sum": _row_sums, "min": _row_min, "max": _row_max}
+_ROW_KERNELS: dict[str, Callable[..., None]] = {"sum": _row_sums, "min": _row_extreme, "max": _row_extreme}
 
 
 def row_reduce(op: str, indptr: np.ndarray, cols: np.ndarray, x: np.ndarray, fill=0,
@@ -232,8 +221,48 @@ def row_reduce(op: str, indptr: np.ndarray, cols: np.ndarray, x: np.ndarray, fil
     if kernel is None or not (cpu_kernels.available() if force else cpu_kernels.use(len(cols))):
         return None
     out = np.empty(len(indptr) - 1, dtype=x.dtype)
-    cpu_kernels.run_rows(kernel, (indptr, cols, x, x.dtype.type(0 if op == "sum" else fill), out), indptr,
-                         nthreads=nthreads)
+    args = (indptr, cols, x, x.dtype.type(fill), out, op == "max") if op != "sum" else (indptr, cols, x, x.dtype.type(0), out)
+    cpu_kernels.run_rows(kernel, args, indptr, nthreads=nthreads)
+    return out
+
+
+def _row_plus_edge(indptr, cols, x, sent, w, eid, ident, empty, most, all_sent, by_eid, out,
+                   cuts):  # pragma: no cover (compiled)
+    """Per row the least (greatest where `most`) x[sender] + edge value over the entries whose sender is
+    sent; `empty` where none is; NaN propagating as np.minimum's does.  (The flags are the same for
+    every entry: LLVM's loop unswitching takes their tests out of the loop.)"""
+    for b in prange(len(cuts) - 1):
+        for r in range(cuts[b], cuts[b + 1]):
+            s = ident
+            hit = False
+            for k in range(indptr[r], indptr[r + 1]):
+                c = np.uint64(cols[k])
+                if not all_sent and not sent[c]:
+                    continue
+                v = x[c] + (w[np.uint64(eid[k])] if by_eid else w[k])
+                hit = True
+                if (v > s if most else v < s) or v != v:
+                    s = v
+            out[r] = s if hit else empty
+
+
+def plus_edge_reduce(op: str, indptr: np.ndarray, nbr: np.ndarray, x: np.ndarray, sent: np.ndarray | None,
+                     w: np.ndarray, eid: np.ndarray | None, elem: str) -> np.ndarray | None:
+    """Per CSR row, `op` ("min", "max") of x[nbr[k]] + w[eid[k]] (w[k] where `eid` is None) over the
+    entries whose sender is `sent` (all where None): one compiled pass, reading each entry's index, its
+    sender's flag and value and its edge value, where the head's NumPy evaluation makes an array of each
+    and reduces their sum (about seven passes over the entries).  Empty rows (no entry sent) get the
+    language's empty value.  None where numba is absent or off, or the adjacency too small to repay
+    loading it (cpu_kernels.use)."""
+    if op not in ("min", "max") or not cpu_kernels.use(len(nbr)):
+        return None
+    dtype = np.dtype(DTYPES[elem])
+    out = np.empty(len(indptr) - 1, dtype=dtype)
+    flags = np.ones(1, dtype=bool) if sent is None else sent.astype(bool, copy=False)
+    at = np.zeros(1, dtype=np.int64) if eid is None else eid
+    args = (indptr, nbr, x, flags, w, at, dtype.type(identity(op, dtype)), dtype.type(empty_value(op, elem)),
+            op == "max", sent is None, eid is not None, out)
+    cpu_kernels.run_rows(_row_plus_edge, args, indptr)
     return out
 
 

@@ -113,7 +113,7 @@ class Neighbourhood:
 
     # ------------------------------------------------------------ the verb
 
-    def combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None, known=None):
+    def combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None, known=None, edge=None):
         """`spec.op` over each receiver's neighbours of the message `head` makes of the arrived fields."""
         n = self.n
         self.tally.exchanged = True
@@ -129,10 +129,28 @@ class Neighbourhood:
         if spec.policy == "push-pull" and present is not None:
             pushed = self._active_entries(adj, present, spec.id, spec.per_entry)
         kr = None if known is None else self._known_rows(known)
-        out = self._reduce(spec, ext, head, adj, present, pushed, recv, kr)
+        out = None
+        if spec.plus_edge >= 0 and pushed is None and edge is not None:
+            out = self._pull_plus_edge(spec, ext[spec.plus_edge], edge, adj, present)
+        if out is None:
+            out = self._reduce(spec, ext, head, adj, present, pushed, recv, kr)
         if spec.counted and along is None and kr is not None:  # after: the reduction's view counts them
             self._count_known(adj, present, kr, pushed)
         return out
+
+    def _pull_plus_edge(self, spec: Spec, x, edge, adj: Adjacency, present):
+        """A pull of `spec.op` over x[sender] + edge value (see Spec.plus_edge) in one pass per row where
+        the backend has such a pass (numba, on a large enough adjacency), else None (the head's way).  It
+        reads the edge values where the head would: the kept copy in entry order when there is one."""
+        if adj.eid is None:
+            return None
+        w, eid = edge, adj.eid
+        if not (edge.ndim == 1 and edge.strides[0] == 0):  # (a constant array: read at any edge alike)
+            kept = adj.edge_values(edge, True)
+            if kept is not None:
+                w, eid = kept, None
+        sent = None if present is None else self.entries(present, self.lg.n_ext)
+        return self.bk.plus_edge_reduce(spec.op, adj.seg.indptr, adj.nbr, x, sent, w, eid, spec.elem)
 
     def _known_rows(self, known) -> Known:
         """`known` itself, its owned part as bools, the receivers there (the receivers pass)."""

@@ -14,14 +14,11 @@ import numpy as np
 import pytest
 from cli_util import run_proc
 from oracles import from_edges, random_graph, vdict
-from thread_comm import ThreadComm, run_ranks
+from thread_comm import run_program
 
 import g2pl
 from g2pl.errors import G2PLError
 from g2pl.graph import Graph
-from g2pl.runtime import partials
-from g2pl.runtime.ingest import DistributedGraph
-from g2pl.runtime.partition import partition
 
 FORMS = """
 forms() {
@@ -230,33 +227,6 @@ def _lcc(G: nx.Graph) -> dict[int, float]:
     return out
 
 
-class _Comm(ThreadComm):
-    """The thread communicator with the aggregators' reduction (as MPIComm does it with an MPI op)."""
-
-    def allreduce_partials(self, parts: np.ndarray, layout: tuple) -> np.ndarray:
-        got = self.allgather(np.array(parts, dtype=np.int64))
-        out = got[0].copy()
-        for p in got[1:]:
-            partials.combine(layout, p, out)
-        return out
-
-
-def _ranks(prog: g2pl.Program, g: Graph, size: int, args: dict | None = None, renumber: str | None = None):
-    """`prog` on `size` ranks in one process (a thread per rank); rank 0's result."""
-    parts = partition(g, size, renumber)
-
-    def one(tc: ThreadComm):
-        c = _Comm(tc.hub, tc.rank)
-        dg = DistributedGraph(c, parts[c.rank], g.n, g.m, g.directed, g.weighted, g.name, renumber)
-        return prog.run(dg, args, comm=c, renumber=renumber)
-
-    got = run_ranks(size, one)
-    for x in got:
-        if isinstance(x, BaseException):
-            raise x
-    return got[0]
-
-
 # --------------------------------------------------------------------------- values
 
 
@@ -283,7 +253,7 @@ def test_forms_on_two_and_three_ranks(forms, directed):
     exp = _expected(G)
     one = {opt: prog.run(g).stats for opt, prog in forms.items()}
     for size, renumber, opt in ((2, None, 2), (3, "degree", 2), (3, None, 0), (2, "degree", 1)):
-        r = _ranks(forms[opt], g, size, renumber=renumber)
+        r = run_program(forms[opt], g, size, renumber=renumber)
         _check_forms(r, exp, (size, renumber, opt))
         assert r.stats["supersteps"] == one[opt]["supersteps"]
         assert r.stats["messages"] == one[opt]["messages"], (size, opt)  # counted as one rank counts them
@@ -310,7 +280,7 @@ def test_push_and_pull_agree_on_unions():
     root = min(G.nodes, key=lambda v: -G.degree(v))
     prog = g2pl.compile(REACH)
     want = nx.single_source_shortest_path_length(G.to_undirected(), root)
-    for r in (prog.run(g, {"root": root}), _ranks(prog, g, 3, {"root": root})):
+    for r in (prog.run(g, {"root": root}), run_program(prog, g, 3, {"root": root})):
         assert vdict(r["Level"]) == {v: want.get(v, -1) for v in G}
         assert r.stats["directions"]["push"] > 0
 
@@ -329,7 +299,7 @@ def test_cdlp_against_simulation(seed, directed):
         assert vdict(r["L"]) == want, opt
         if opt == 2:
             assert r.stats["supersteps"] <= rounds + 2  # one superstep per round
-    assert vdict(_ranks(g2pl.compile(CDLP), g, 3, {"rounds": rounds})["L"]) == want
+    assert vdict(run_program(g2pl.compile(CDLP), g, 3, {"rounds": rounds})["L"]) == want
 
 
 def test_cdlp_one_superstep_per_round_as_written():
@@ -353,7 +323,7 @@ def test_lcc_against_definition(seed, n, directed):
         for v, x in want.items():
             assert got[v] == pytest.approx(x, rel=1e-12, abs=0), (v, opt)
         assert r.stats["supersteps"] <= 6, opt
-    many = vdict(_ranks(g2pl.compile(LCC), g, 2, renumber="degree")["C"])
+    many = vdict(run_program(g2pl.compile(LCC), g, 2, renumber="degree")["C"])
     assert many == vdict(g2pl.compile(LCC).run(g)["C"])
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import inspect
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -301,6 +302,11 @@ CASES: dict[str, Callable[[Any, Callable], Any]] = {
     "scatter_argmin": lambda bk, a: _none_or(bk.scatter_argmin(a([[0, 2, 0, -1], [1, 0, 2, 2]]), a([3.0, 1.0, 1.0, 0.0]),
                                                                a([0, 1, 2, 3]), a([5, 4, 4, 9]), a([0, 0, 0, 0]), 4),
                                              [[0, 1, 2], [1, 0, 3]]),
+    "plus_edge_reduce": lambda bk, a: [
+        _none_or(bk.plus_edge_reduce(op, a(INDPTR), a(IDX), a([1.0, 2.0, 4.0, 8.0]), a([True, False, True, True]),
+                                     a([0.5, 1.0, 2.0, 3.0, 4.0, 5.0]), eid, "float"), want)
+        for op, eid, want in (("min", None, [[8.5, math.inf, 3.0, math.inf]]),
+                              ("max", a([5, 4, 3, 2, 1, 0]), [[13.0, -math.inf, 6.0, -math.inf]]))],
     "gather": lambda bk, a: bk.gather(a([10.0, 20.0, 30.0, 40.0]), a(IDX)),
     "take_into": lambda bk, a: _into(bk, a),
     "seg_reduce": lambda bk, a: [bk.seg_reduce(bk.segments(a(INDPTR)), op, a([3, 1, 4, 1, 5, 9]),

@@ -598,6 +598,7 @@ def test_per_entry_heads_in_row_blocks_give_the_same_bits(monkeypatch, directed:
 
     g = random_graph(11, 500, directed=directed, weighted=True).g
     prog = g2pl.compile(BLOCK_PROG)
+    monkeypatch.setenv("G2PL_NUMBA", "0")  # (the heads themselves: no compiled one-pass reduction)
     monkeypatch.setattr(NumPyBackend, "entry_block", 0)
     whole = prog.run(g, seed=4).output()
     blocks = []

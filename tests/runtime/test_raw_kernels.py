@@ -397,11 +397,11 @@ def test_nvrtc_compiles_the_kernels_for_sm90() -> None:
     assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
     (res,) = nvrtc.nvrtcCompileProgram(prog, 2, [b"--gpu-architecture=sm_90", b"--std=c++17"])
     _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-    log = b" " * size
+    log = bytearray(size)  # (never `b" " * size`: at size 1 that is Python's shared b" ", which NVRTC would overwrite)
     nvrtc.nvrtcGetProgramLog(prog, log)
     assert res == nvrtc.nvrtcResult.NVRTC_SUCCESS, log.decode(errors="replace")
     _, size = nvrtc.nvrtcGetCUBINSize(prog)
-    cubin = b" " * size
+    cubin = bytearray(size)
     nvrtc.nvrtcGetCUBIN(prog, cubin)
     missing = sorted(n for n in _kernel_names() if b"\0" + n.encode() + b"\0" not in cubin)
     assert not missing  # every extern "C" kernel is in the cubin under its own name

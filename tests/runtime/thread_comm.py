@@ -78,3 +78,37 @@ def run_ranks(size: int, fn: Callable[[ThreadComm], Any]) -> list[Any]:
         for t in threads:
             t.join()
     return out
+
+
+class PartialsComm(ThreadComm):
+    """The thread communicator with the aggregators' reduction (as MPIComm does it with an MPI op)."""
+
+    def allreduce_partials(self, parts: np.ndarray, layout: tuple) -> np.ndarray:
+        from g2pl.runtime import partials
+
+        got = self.allgather(np.array(parts, dtype=np.int64))
+        out = got[0].copy()
+        for p in got[1:]:
+            partials.combine(layout, p, out)
+        return out
+
+
+def run_program(prog: Any, g: Any, size: int, args: dict | None = None, renumber: str | None = None) -> Any:
+    """`prog` (a g2pl.Program) on graph `g` over `size` ranks in one process (a thread per rank): rank 0's
+    result.  (Threads share numba's thread pool: callers that turn the compiled kernels on set
+    G2PL_THREADS=1, as ranks on their own cores would run.)"""
+    from g2pl.runtime.ingest import DistributedGraph
+    from g2pl.runtime.partition import partition
+
+    parts = partition(g, size, renumber)
+
+    def one(tc: ThreadComm) -> Any:
+        c = PartialsComm(tc.hub, tc.rank)
+        dg = DistributedGraph(c, parts[c.rank], g.n, g.m, g.directed, g.weighted, g.name, renumber)
+        return prog.run(dg, args, comm=c, renumber=renumber)
+
+    got = run_ranks(size, one)
+    for x in got:
+        if isinstance(x, BaseException):
+            raise x
+    return got[0]
