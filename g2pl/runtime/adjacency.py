@@ -179,6 +179,12 @@ class Adjacency:
     #: edge arrays read once that `edge_values` remembers (a head may read several per round)
     EDGE_SEEN_KEPT = 2
 
+    def kept_edge_values(self, arr):
+        """`arr[eid]` in entry order if the adjacency keeps it already (see `edge_values`), else None;
+        counts as no read."""
+        got = self._edge_vals
+        return got[1] if got is not None and got[0] is arr else None
+
     def edge_values(self, arr, first: bool):
         """`arr[eid]` for every entry, in entry order, once the same edge array is read in a second
         evaluation (`first`: an evaluation's first read; its later blocks do not count); else None.
@@ -188,9 +194,9 @@ class Adjacency:
         contiguous read, at one value per entry of memory.  An array read only once (a new one every
         round) keeps gathering.  Kept by identity, one array at a time: program and graph arrays are
         never written once made."""
-        got = self._edge_vals
-        if got is not None and got[0] is arr:
-            return got[1]
+        kept = self.kept_edge_values(arr)
+        if kept is not None:
+            return kept
         if not first:
             return None
         seen = self._edge_seen

@@ -141,16 +141,18 @@ class Neighbourhood:
     def _pull_plus_edge(self, spec: Spec, x, edge, adj: Adjacency, present):
         """A pull of `spec.op` over x[sender] + edge value (see Spec.plus_edge) in one pass per row where
         the backend has such a pass (numba, on a large enough adjacency), else None (the head's way).  It
-        reads the edge values where the head would: the kept copy in entry order when there is one."""
-        if adj.eid is None:
+        reads the edge values in entry order where the adjacency keeps them, else at each entry's edge;
+        a pass that ran counts as one read of the edge array toward keeping it (Adjacency.edge_values),
+        as the head's evaluation would have."""
+        if adj.eid is None or getattr(edge, "ndim", 0) != 1:  # (an edge array, as the head's E.edge reads)
             return None
-        w, eid = edge, adj.eid
-        if not (edge.ndim == 1 and edge.strides[0] == 0):  # (a constant array: read at any edge alike)
-            kept = adj.edge_values(edge, True)
-            if kept is not None:
-                w, eid = kept, None
+        kept = adj.kept_edge_values(edge)
+        w, eid = (edge, adj.eid) if kept is None else (kept, None)
         sent = None if present is None else self.entries(present, self.lg.n_ext)
-        return self.bk.plus_edge_reduce(spec.op, adj.seg.indptr, adj.nbr, x, sent, w, eid, spec.elem)
+        out = self.bk.plus_edge_reduce(spec.op, adj.seg.indptr, adj.nbr, x, sent, w, eid, spec.elem)
+        if out is not None and kept is None and edge.strides[0] != 0:  # (stride 0: a constant, never kept)
+            adj.edge_values(edge, True)
+        return out
 
     def _known_rows(self, known) -> Known:
         """`known` itself, its owned part as bools, the receivers there (the receivers pass)."""
