@@ -238,18 +238,11 @@ def scatter_argmin(lp: np.ndarray, v: np.ndarray, ix: np.ndarray, t1: np.ndarray
 # ------------------------------------------------------------ CSR rows in another order
 
 
-def _take_rows(old_ptr, new_ptr, order, arr, out):  # pragma: no cover (compiled)
+def _take_rows(old_ptr, new_ptr, order, arr, table, mapped, out):  # pragma: no cover (compiled)
     for k in range(len(order)):
         a, b = old_ptr[order[k]], new_ptr[k]
-        for j in range(new_ptr[k + 1] - b):
-            out[b + j] = arr[a + j]
-
-
-def _take_rows_mapped(old_ptr, new_ptr, order, arr, table, out):  # pragma: no cover (compiled)
-    for k in range(len(order)):
-        a, b = old_ptr[order[k]], new_ptr[k]
-        for j in range(new_ptr[k + 1] - b):
-            out[b + j] = table[arr[a + j]]
+        for j in range(new_ptr[k + 1] - b):  # (`mapped` is loop-invariant: LLVM takes its test out)
+            out[b + j] = table[arr[a + j]] if mapped else arr[a + j]
 
 
 def take_rows(old_ptr: np.ndarray, new_ptr: np.ndarray, order: np.ndarray, arr: np.ndarray,
@@ -258,7 +251,5 @@ def take_rows(old_ptr: np.ndarray, new_ptr: np.ndarray, order: np.ndarray, arr: 
     mapped through `table` if given: one pass that writes each new row in place, where NumPy builds an
     entry-position array and gathers through it (runtime/partition.py's degree view).  Call only where
     `available()`."""
-    if table is None:
-        _jit(_take_rows)(old_ptr, new_ptr, order, arr, out)
-    else:
-        _jit(_take_rows_mapped)(old_ptr, new_ptr, order, arr, table, out)
+    mapped = table is not None
+    _jit(_take_rows)(old_ptr, new_ptr, order, arr, table if mapped else arr[:1], mapped, out)
