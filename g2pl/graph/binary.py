@@ -34,6 +34,19 @@ edge is listed once at each end, and each row is exactly its vertex's edges
 in canonical order); a directed file's out-adjacency must be the edges
 themselves. The header's counts must agree with the arrays. Any failure is
 a `G2PLError` (exit status 2) naming the file and what is wrong.
+
+A distributed run reads the file by slices (`binary_share`), so that no rank
+holds more than its share: rank r of P reads the header and edges
+[m*r/P, m*(r+1)/P) of src, dst and weight, IDs and adjacency rows
+[n*r/P, n*(r+1)/P), plus the edge and the ID before its slices for the checks
+across the cut. Each rank makes the same checks on its slices: the edges its
+rows' entries name, and the IDs of its edges' endpoints, come from the ranks
+holding them by request/answer exchanges, and the out-degrees of its rows are
+counted where the (sorted) edges lie. Every check is one collective step, in
+`load_binary`'s order, whose error is the lowest rank's; each check reports
+the first bad position in the whole file (never the first bad chunk or block),
+so a bad file is refused on every rank, whatever their number, with the error
+`load_binary` gives it.
 """
 
 from __future__ import annotations
@@ -43,14 +56,17 @@ import json
 import os
 import stat
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeAlias, cast
+from typing import Any, TypeAlias, TypeVar, cast
 
 import numpy as np
 
 from g2pl.errors import G2PLError, reading_graph_file
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, index_dtype, unit_weights
+from g2pl.graph.share import EdgeShare, agreed
 from g2pl.io.output_files import atomic_file, output_problem
 
 MAGIC = b"G2PLGRF\x01"
@@ -63,6 +79,7 @@ _READ_MAX = 1 << 30  # bytes per read call (Linux returns at most ~2 GiB from on
 GraphFile: TypeAlias = "io.BufferedReader | io.FileIO"
 _COUNTS = ("input_edges", "self_loops_dropped", "duplicates_merged", "isolated_vertices")
 _INDEX_DTYPES = ("<i4", "<i8")
+T = TypeVar("T")
 
 
 def _layout(n: int, m: int, directed: bool, weighted: bool) -> dict[str, tuple[tuple[str, ...], int]]:
@@ -280,40 +297,83 @@ def _chunks(size: int, overlap: int = 0) -> Iterator[tuple[int, int]]:
         yield lo, min(lo + _CHUNK + overlap, size)
 
 
-def _check_vertices_and_edges(path: str, head: dict[str, Any], a: dict[str, np.ndarray]) -> None:
-    """IDs strictly ascending, edges sorted and unique, in range, without self-loops; weights valid."""
-    n, directed = head["n"], head["directed"]
-    ids = a["ids"]
-    if int(ids[0]) < 0 or int(ids[-1]) >= MAX_VERTEX_ID:
+def _check_id_ends(path: str, ids: np.ndarray, first: bool, last: bool) -> None:
+    """The lowest ID (ids[0], when `first`) and the highest (ids[-1], when `last`) lie in 0..2^62-1; the
+    IDs ascend, so every other does too."""
+    if ids.size and ((first and int(ids[0]) < 0) or (last and int(ids[-1]) >= MAX_VERTEX_ID)):
         raise _bad(path, "vertex IDs must be between 0 and 2^62")
+
+
+def _check_ids_ascending(path: str, ids: np.ndarray, at: int) -> None:
+    """IDs strictly ascending; `ids` starts at position `at` of the file's array."""
     for lo, hi in _chunks(ids.size, 1):
         c = ids[lo:hi]
-        if not bool(np.all(c[1:] > c[:-1])):
-            at = lo + int(np.argmin(c[1:] > c[:-1])) + 1
-            raise _bad(path, f"vertex IDs are not strictly ascending at position {at}")
-    src, dst = a["src"], a["dst"]
+        up = c[1:] > c[:-1]
+        if not bool(np.all(up)):
+            raise _bad(path, f"vertex IDs are not strictly ascending at position {at + lo + int(np.argmin(up)) + 1}")
+
+
+def _check_edge_ends(path: str, n: int, directed: bool, src: np.ndarray, dst: np.ndarray, at: int) -> None:
+    """Endpoints in 0..n-1 and no self-loops (an undirected edge stored as (smaller, larger)) for the
+    edges from edge `at` on. The first bad edge is named, so the message does not depend on chunks."""
     for lo, hi in _chunks(src.size):
         s, d = src[lo:hi], dst[lo:hi]
-        if int(s.min()) < 0 or int(d.min()) < 0 or int(s.max()) >= n or int(d.max()) >= n:
-            raise _bad(path, f"an edge endpoint in edges {lo}..{hi - 1} is outside 0..{n - 1}")
-        if bool(np.any(s >= d) if not directed else np.any(s == d)):
+        loop = s == d if directed else s >= d
+        if int(s.min()) < 0 or int(d.min()) < 0 or int(s.max()) >= n or int(d.max()) >= n or bool(loop.any()):
+            out = (s < 0) | (d < 0) | (s >= n) | (d >= n)
+            k = int(np.argmax(out | loop))
+            if out[k]:
+                raise _bad(path, f"edge {at + lo + k} has an endpoint outside 0..{n - 1}")
             how = "" if directed else " or not stored as (smaller, larger)"
-            raise _bad(path, f"an edge is a self-loop{how}")
+            raise _bad(path, f"edge {at + lo + k} is a self-loop{how}")
+
+
+def _check_edge_order(path: str, src: np.ndarray, dst: np.ndarray, at: int) -> None:
+    """Edges sorted by (src, dst) without duplicates, from edge `at` on."""
     for lo, hi in _chunks(src.size, 1):
         s, d = src[lo:hi], dst[lo:hi]
-        if not bool(np.all((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (d[1:] > d[:-1])))):
-            raise _bad(path, f"edges are not sorted by (src, dst) without duplicates near edge {lo}")
-    if "weight" in a:
-        for lo, hi in _chunks(a["weight"].size):
-            w = a["weight"][lo:hi]
-            if not bool(np.all(np.isfinite(w) & (w >= 0))):
-                raise _bad(path, f"a weight in edges {lo}..{hi - 1} is not a finite non-negative number")
+        up = (s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (d[1:] > d[:-1]))
+        if not bool(np.all(up)):
+            raise _bad(path, "edges are not sorted by (src, dst) without duplicates at edge "
+                             f"{at + lo + int(np.argmin(up)) + 1}")
 
 
-def _row_lengths(path: str, side: str, ptr: np.ndarray, entries: int) -> np.ndarray:
+def _check_weights(path: str, weight: np.ndarray, at: int) -> None:
+    """Weights finite and non-negative, from edge `at` on."""
+    for lo, hi in _chunks(weight.size):
+        w = weight[lo:hi]
+        ok = np.isfinite(w) & (w >= 0)
+        if not bool(ok.all()):
+            raise _bad(path, f"the weight of edge {at + lo + int(np.argmin(ok))} is not a finite non-negative "
+                             "number")
+
+
+def _edge_checks(path: str, head: dict[str, Any], ids: np.ndarray, ids_at: int, src: np.ndarray,
+                 dst: np.ndarray, edges_at: int, prior: int, weight: np.ndarray | None
+                 ) -> list[Callable[[], None]]:
+    """The checks of IDs, edges and weights, in the order that decides which error a file with several
+    defects gets. Each array may be a window: `ids` from position `ids_at`, `src` and `dst` from edge
+    `edges_at`, whose first `prior` edges (0 or 1) belong to the window before, for the order across
+    the cut; `weight` holds the window's own edges."""
+    n, directed = head["n"], head["directed"]
+    checks: list[Callable[[], None]] = [
+        lambda: _check_id_ends(path, ids, ids_at == 0, ids_at + ids.size == n),
+        lambda: _check_ids_ascending(path, ids, ids_at),
+        lambda: _check_edge_ends(path, n, directed, src[prior:], dst[prior:], edges_at + prior),
+        lambda: _check_edge_order(path, src, dst, edges_at),
+    ]
+    if weight is not None:
+        checks.append(lambda: _check_weights(path, weight, edges_at + prior))
+    return checks
+
+
+def _row_lengths(path: str, side: str, ptr: np.ndarray, entries: int, first: bool = True,
+                 last: bool = True) -> np.ndarray:
     """The rows' lengths, from row pointers that must rise from 0 to `entries` (compared, not subtracted:
-    a difference of arbitrary int64 values can wrap around)."""
-    if int(ptr[0]) != 0 or int(ptr[-1]) != entries or not bool(np.all(ptr[1:] >= ptr[:-1])):
+    a difference of arbitrary int64 values can wrap around). `ptr` may be a slice that holds the first
+    (`first`) or the last (`last`) pointer or neither; consecutive slices share their boundary pointer."""
+    if ((first and int(ptr[0]) != 0) or (last and int(ptr[-1]) != entries)
+            or not bool(np.all(ptr[1:] >= ptr[:-1]))):
         raise _bad(path, f"the {side}-adjacency row pointers do not match the edges (they must rise from 0 "
                          f"to the number of entries, {entries})")
     return np.diff(ptr)
@@ -326,121 +386,214 @@ def _out_degrees(src: np.ndarray, n: int) -> np.ndarray:
     return np.diff(np.searchsorted(src, np.arange(n + 1, dtype=dt)))
 
 
-def _check_adjacency(path: str, ptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, src: np.ndarray,
-                     dst: np.ndarray, deg_in: np.ndarray, deg_out: np.ndarray | None) -> None:
-    """The in-adjacency must be exactly the canonical CSR of the edges (see `graph._csr`).
+def _check_out_pointers(path: str, ptr: np.ndarray, deg_src: np.ndarray, before: int) -> None:
+    """A directed graph's out-row pointers (of rows with `before` edges out of the rows before them)
+    must be the running sum of the out-degrees."""
+    want = np.empty(deg_src.size + 1, dtype=np.int64)
+    want[0] = 0
+    np.cumsum(deg_src, out=want[1:])
+    want += before
+    if not np.array_equal(ptr, want):
+        raise _bad(path, "the out-adjacency row pointers do not match the edges (each row's length must be "
+                         "its vertex's out-degree)")
+
+
+def _in_degrees(path: str, lengths: np.ndarray, deg_src: np.ndarray, first_row: int) -> np.ndarray:
+    """An undirected graph's edges into each row's vertex: the row's length less its edges out, which
+    must not be negative (rows `first_row`..)."""
+    deg_dst = lengths - deg_src
+    short = deg_dst < 0
+    if bool(short.any()):
+        v = int(np.argmax(short))
+        raise _bad(path, f"the in-adjacency row pointers do not match the edges (the row of vertex index "
+                         f"{first_row + v} is shorter than its {int(deg_src[v])} edges out)")
+    return deg_dst
+
+
+#: what a block of adjacency rows asks of the edges: (edge ids, first edge of a run of edges, its length)
+_Asked: TypeAlias = "tuple[np.ndarray, int, int]"
+#: the answer: (src of those edge ids, dst of those edge ids, dst of the run)
+_Told: TypeAlias = "tuple[np.ndarray, np.ndarray, np.ndarray]"
+
+
+def _nth(mask: np.ndarray | None, k: int) -> int:
+    """The position of the k-th True of `mask` (k itself when there is no mask)."""
+    return k if mask is None else int(np.flatnonzero(mask)[k])
+
+
+def _adjacency_checks(path: str, ptr: np.ndarray, first_row: int, n: int, m: int, deg_in: np.ndarray,
+                      deg_out: np.ndarray | None, taken: int,
+                      entries: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+                      ) -> Generator[_Asked, _Told, None]:
+    """The in-adjacency must be exactly the canonical CSR of the edges (see `graph._csr`): the checks of
+    rows first_row.. (`ptr`: their row pointers), a block of rows at a time; each block yields what it
+    needs to know of the edges and is checked with the answer (edges held elsewhere are asked for).
 
     Row r is [the edges into r (dst == r), by source] and, for an undirected graph (`deg_out` given),
     then [the edges out of r (src == r), by target]. The second blocks, concatenated, are the edges
-    in order (edge ids 0..m-1, neighbours `dst`): compared sequentially. An entry of a first block
-    must name an edge e with dst[e] == r and src[e] == its neighbour, and neighbours must strictly
-    ascend within the block, so no edge is listed twice. `deg_in` (the first blocks' lengths) comes
-    from the file's row pointers and need not be trusted: the first blocks hold m entries in all, so
-    every edge is listed exactly once, in its target's row, and deg_in[r] is r's in-degree. Rows are
-    taken in blocks of about _CHUNK entries, so a block never splits a row; O(m), two gathers an entry.
+    in order (edge ids 0..m-1, neighbours `dst`; `taken` is the first of these rows'): compared
+    sequentially. An entry of a first block must name an edge e with dst[e] == r and src[e] == its
+    neighbour, and neighbours must strictly ascend within the block, so no edge is listed twice.
+    `deg_in` (the first blocks' lengths) comes from the file's row pointers and need not be trusted:
+    the first blocks hold m entries in all, so every edge is listed exactly once, in its target's row,
+    and deg_in[r] is r's in-degree. Rows are taken in blocks of about _CHUNK entries, so a block never
+    splits a row; O(m), two lookups an entry. `entries(lo, hi)`: (nbr, eid) of the entries lo..hi-1.
     """
-    n, m = deg_in.size, src.size
-    vt = np.result_type(dst.dtype, index_dtype(n))
-    pattern = np.tile(np.array([True, False]), min(n, _CHUNK)) if deg_out is not None else None
-    taken = 0  # entries of the second blocks so far
+    rows = deg_in.size
+    vt = index_dtype(n)
+    pattern = np.tile(np.array([True, False]), min(rows, _CHUNK)) if deg_out is not None else None
     r0 = 0
-    while r0 < n:
+    while r0 < rows:
         r1 = int(np.searchsorted(ptr, ptr[r0] + _CHUNK, side="right")) - 1
-        r1 = max(r0 + 1, min(n, r1, r0 + _CHUNK))
+        r1 = max(r0 + 1, min(rows, r1, r0 + _CHUNK))
         lo, hi = int(ptr[r0]), int(ptr[r1])
         if hi > lo:
-            nb, e = nbr[lo:hi], eid[lo:hi]
+            nb, e = entries(lo, hi)
+            end = None  # the first entry out of range: no error after it counts
             if int(nb.min()) < 0 or int(nb.max()) >= n or int(e.min()) < 0 or int(e.max()) >= m:
-                raise _bad(path, f"the in-adjacency entries {lo}..{hi - 1} name a vertex or edge out of "
-                                 "range")
+                end = int(np.argmax((nb < 0) | (nb >= n) | (e < 0) | (e >= m)))
+                e = np.clip(e, 0, m - 1)  # (an entry, hence an edge, exists: m > 0)
+            first = None
+            c = 0  # entries of the second blocks in these rows
             if pattern is not None and deg_out is not None:
                 lens = np.empty(2 * (r1 - r0), dtype=np.int64)
                 lens[0::2] = deg_in[r0:r1]
                 lens[1::2] = deg_out[r0:r1]
                 first = np.repeat(pattern[:lens.size], lens)
                 c = hi - lo - int(np.count_nonzero(first))
+            e_in = e if first is None else e[first]  # the entries of the first blocks: edges into the row
+            src_e, dst_e, dst_run = yield e_in, taken, c
+            # (block position, message) of each kind of error: the first position's is raised, so the
+            # error is the file's first bad entry's, wherever the blocks and the ranks' rows are cut
+            fails: list[tuple[int, str]] = []
+            if end is not None:
+                fails.append((end, "the in-adjacency entries name a vertex or edge out of range (the first: "
+                                   f"entry {lo + end})"))
+            if first is not None:
                 own = ~first
-                want_e = np.arange(taken, taken + c)
-                if not np.array_equal(e[own], want_e) or not np.array_equal(nb[own], dst[taken:taken + c]):
-                    k = int(np.argmin((e[own] == want_e) & (nb[own] == dst[taken:taken + c])))
-                    at = lo + int(np.flatnonzero(own)[k])
-                    v = int(np.searchsorted(ptr, at, side="right")) - 1
-                    raise _bad(path, f"the in-adjacency entry {at} (vertex index {v}) should be edge "
-                                     f"{taken + k} to vertex index {int(dst[taken + k])} (after a vertex's "
-                                     f"edges in, its edges out in edge order) but is edge {int(eid[at])} to "
-                                     f"{int(nbr[at])}")
+                good = (e[own] == np.arange(taken, taken + c)) & (nb[own] == dst_run)
+                if not bool(good.all()):
+                    k = int(np.argmin(good))
+                    at = int(np.flatnonzero(own)[k])
+                    v = first_row + int(np.searchsorted(ptr, lo + at, side="right")) - 1
+                    fails.append((at, f"the in-adjacency entry {lo + at} (vertex index {v}) should be edge "
+                                      f"{taken + k} to vertex index {int(dst_run[k])} (after a vertex's edges "
+                                      f"in, its edges out in edge order) but is edge {int(e[at])} to "
+                                      f"{int(nb[at])}"))
                 taken += c
-                nb, e = nb[first], e[first]
-            row = np.repeat(np.arange(r0, r1, dtype=vt), deg_in[r0:r1])
-            ok = np.take(dst, e) == row  # np.take: faster than indexing with (widened) int32 ids
-            ok &= np.take(src, e) == nb
+                nb = nb[first]
+            row = np.repeat(np.arange(first_row + r0, first_row + r1, dtype=vt), deg_in[r0:r1])
+            ok = dst_e == row
+            ok &= src_e == nb
             if not bool(ok.all()):
                 k = int(np.argmin(ok))
-                raise _bad(path, f"the in-adjacency of vertex index {int(row[k])} lists edge {int(e[k])} "
-                                 f"with neighbour {int(nb[k])}, which is not one of its edges")
+                fails.append((_nth(first, k), f"the in-adjacency of vertex index {int(row[k])} lists edge "
+                                              f"{int(e_in[k])} with neighbour {int(nb[k])}, which is not one "
+                                              "of its edges"))
             up = (row[1:] != row[:-1]) | (nb[1:] > nb[:-1])
             if not bool(up.all()):
                 k = int(np.argmin(up))
-                raise _bad(path, f"the in-adjacency row of vertex index {int(row[k])} is not sorted by "
-                                 "neighbour without repeats")
+                fails.append((_nth(first, k + 1), f"the in-adjacency row of vertex index {int(row[k])} is "
+                                                  "not sorted by neighbour without repeats"))
+            if fails:
+                raise _bad(path, min(fails, key=lambda f: f[0])[1])
         r0 = r1
+
+
+def _check_adjacency(path: str, ptr: np.ndarray, nbr: np.ndarray, eid: np.ndarray, src: np.ndarray,
+                     dst: np.ndarray, deg_in: np.ndarray, deg_out: np.ndarray | None) -> None:
+    """`_adjacency_checks` of the whole in-adjacency, the edges at hand (np.take: faster than indexing
+    with (widened) int32 ids)."""
+    checks = _adjacency_checks(path, ptr, 0, deg_in.size, src.size, deg_in, deg_out, 0,
+                               lambda lo, hi: (nbr[lo:hi], eid[lo:hi]))
+    try:
+        e, t, c = next(checks)
+        while True:
+            e, t, c = checks.send((np.take(src, e), np.take(dst, e), dst[t:t + c]))
+    except StopIteration:
+        pass
+
+
+def _same_as_edges(path: str, f: GraphFile, where: dict[str, tuple[np.dtype, int, int]], name: str,
+                   dst: np.ndarray, at: int) -> None:
+    """A directed file's out-adjacency array `name` ("out_nbr" or "out_eid"), compared a chunk at a time
+    with what it must be (the targets of the edges in order, edge ids 0..m-1) instead of being kept: the
+    graph shares `dst`, as a built one does. `dst` holds the edges from edge `at` on."""
+    dt, off, _ = where[name]
+    for lo, hi in _chunks(dst.size):
+        c = np.empty(hi - lo, dtype=dt)
+        _read_at(f, path, off + (at + lo) * dt.itemsize, c)
+        want = dst[lo:hi] if name == "out_nbr" else np.arange(at + lo, at + hi)
+        if not np.array_equal(c, want):
+            k = at + lo + int(np.argmin(c == want))
+            raise _bad(path, f"the out-adjacency entry {k} does not match the edges (a directed graph's "
+                             "out-neighbours are the edges' targets in edge order)")
+
+
+def _opened(path: str, f: GraphFile, directed: bool) -> tuple[dict[str, Any], dict[str, tuple[np.dtype, int, int]]]:
+    """The checked header and the arrays' placement of an open `.g2g` file that must hold a graph of
+    the direction asked for."""
+    size = os.fstat(f.fileno()).st_size
+    if size == 0:
+        raise _bad(path, "the file is empty")
+    head, body = _read_header(path, f, size)
+    if head["directed"] != bool(directed):
+        stored = "a directed" if head["directed"] else "an undirected"
+        hint = "run with --directed" if head["directed"] else "run without --directed"
+        raise G2PLError(f"the file holds {stored} graph; {hint}, or convert the source again "
+                        f"{'with' if directed else 'without'} --directed", file=path)
+    return head, _placement(path, head, body, size)
+
+
+def _counts(path: str, head: dict[str, Any], isolated: int) -> dict[str, int]:
+    """The header's counts, which must agree with the arrays (`isolated`: their isolated vertices)."""
+    counts = {k: int(head["info"].get(k, 0)) for k in _COUNTS}
+    if counts["isolated_vertices"] != isolated:
+        raise _bad(path, f"header count 'isolated_vertices' is {counts['isolated_vertices']}, but the "
+                         f"arrays have {isolated} isolated vertices")
+    if counts["input_edges"] != head["m"] + counts["self_loops_dropped"] + counts["duplicates_merged"]:
+        raise _bad(path, "header count 'input_edges' is not the edges plus the self-loops dropped and the "
+                         "duplicates merged")
+    return counts
+
+
+def _info(head: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+    """The loaded graph's `info`: the file's counts and the format it was converted from."""
+    src_fmt = head["info"].get("source_format")
+    fmt = str(src_fmt)[:64] if isinstance(src_fmt, str) else "unknown"
+    return {"format": "g2g", "source_format": fmt, **counts}
 
 
 def load_binary(path: str, directed: bool = False) -> Graph:
     """Read a `.g2g` file into memory and check it (see the module docstring)."""
     with open_graph_file(path, buffering=0) as f, reading_graph_file(path):
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
-            raise _bad(path, "the file is empty")
-        head, body = _read_header(path, f, size)
-        if head["directed"] != bool(directed):
-            stored = "a directed" if head["directed"] else "an undirected"
-            hint = "run with --directed" if head["directed"] else "run without --directed"
-            raise G2PLError(f"the file holds {stored} graph; {hint}, or convert the source again "
-                            f"{'with' if directed else 'without'} --directed", file=path)
-        where = _placement(path, head, body, size)
+        head, where = _opened(path, f, directed)
         n, m = head["n"], head["m"]
         a: dict[str, np.ndarray] = {}
         for name, (dt, off, count) in where.items():
             if name not in ("out_nbr", "out_eid"):  # a directed graph's are the edges: compared below
                 a[name] = np.empty(count, dtype=dt)
                 _read_at(f, path, off, a[name])
-        _check_vertices_and_edges(path, head, a)
+        for check in _edge_checks(path, head, a["ids"], 0, a["src"], a["dst"], 0, 0, a.get("weight")):
+            check()
         src, dst = a["src"], a["dst"]
         deg_src = _out_degrees(src, n)
-        # The in-rows' lengths are taken from the file: _check_adjacency proves them right, since its
+        # The in-rows' lengths are taken from the file: _adjacency_checks proves them right, since its
         # rows list m distinct edges, each in the row of its target (see its docstring).
         if directed:
             deg_dst = _row_lengths(path, "in", a["in_indptr"], m)
-            want = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(deg_src, out=want[1:])
-            if not np.array_equal(a["out_indptr"], want):
-                raise _bad(path, "the out-adjacency row pointers do not match the edges (each row's length "
-                                 "must be its vertex's out-degree)")
+            _check_out_pointers(path, a["out_indptr"], deg_src, 0)
             _check_adjacency(path, a["in_indptr"], a["in_nbr"], a["in_eid"], src, dst, deg_dst, None)
-            _same_as_edges(path, f, where, dst)
+            for name in ("out_nbr", "out_eid"):
+                _same_as_edges(path, f, where, name, dst, 0)
         else:
-            deg_dst = _row_lengths(path, "in", a["in_indptr"], 2 * m) - deg_src
-            if deg_dst.size and int(deg_dst.min()) < 0:
-                v = int(np.argmin(deg_dst))
-                raise _bad(path, f"the in-adjacency row pointers do not match the edges (the row of vertex "
-                                 f"index {v} is shorter than its {int(deg_src[v])} edges out)")
+            deg_dst = _in_degrees(path, _row_lengths(path, "in", a["in_indptr"], 2 * m), deg_src, 0)
             _check_adjacency(path, a["in_indptr"], a["in_nbr"], a["in_eid"], src, dst, deg_dst, deg_src)
-    isolated = int(np.count_nonzero((deg_src + deg_dst) == 0))
-    counts = {k: int(head["info"].get(k, 0)) for k in _COUNTS}
-    if counts["isolated_vertices"] != isolated:
-        raise _bad(path, f"header count 'isolated_vertices' is {counts['isolated_vertices']}, but the "
-                         f"arrays have {isolated} isolated vertices")
-    if counts["input_edges"] != m + counts["self_loops_dropped"] + counts["duplicates_merged"]:
-        raise _bad(path, "header count 'input_edges' is not the edges plus the self-loops dropped and the "
-                         "duplicates merged")
+    counts = _counts(path, head, int(np.count_nonzero((deg_src + deg_dst) == 0)))
     vt, et = index_dtype(n), index_dtype(m)  # the runtime's index widths
     for k in ("src", "dst", "in_nbr"):
         a[k] = a[k].astype(vt, copy=False)
     a["in_eid"] = a["in_eid"].astype(et, copy=False)
-    src_fmt = head["info"].get("source_format")
-    fmt = str(src_fmt)[:64] if isinstance(src_fmt, str) else "unknown"
-    info: dict[str, Any] = {"format": "g2g", "source_format": fmt, **counts}
     if directed:  # as build_graph makes them: the out-neighbours are `dst` itself
         out = (a["out_indptr"], a["dst"], np.arange(m, dtype=et))
     else:
@@ -450,22 +603,175 @@ def load_binary(path: str, directed: bool = False) -> Graph:
         weight=a["weight"] if head["weighted"] else unit_weights(m),
         in_indptr=a["in_indptr"], in_nbr=a["in_nbr"], in_eid=a["in_eid"],
         out_indptr=out[0], out_nbr=out[1], out_eid=out[2],
-        weighted=bool(head["weighted"]), name=path, info=info,
+        weighted=bool(head["weighted"]), name=path, info=_info(head, counts),
     )
 
 
-def _same_as_edges(path: str, f: GraphFile, where: dict[str, tuple[np.dtype, int, int]],
-                   dst: np.ndarray) -> None:
-    """A directed file's out-adjacency, compared a chunk at a time with what it must be (the targets of the
-    edges in order, edge ids 0..m-1) instead of being kept: the graph shares `dst`, as a built one does."""
-    for name in ("out_nbr", "out_eid"):
-        dt, off, count = where[name]
-        for lo, hi in _chunks(count):
-            c = np.empty(hi - lo, dtype=dt)
-            _read_at(f, path, off + lo * dt.itemsize, c)
-            want = dst[lo:hi] if name == "out_nbr" else np.arange(lo, hi)
-            if not np.array_equal(c, want):
-                k = lo + int(np.argmin(c == want))
-                raise _bad(path, f"the out-adjacency entry {k} does not match the edges (a directed graph's "
-                                 "out-neighbours are the edges' targets in edge order)")
+# --------------------------------------------------------------------------- reading by slices
 
+
+def binary_share(path: str, directed: bool, rank: int, size: int, comm: Any) -> EdgeShare:
+    """Rank `rank`'s share of a `.g2g` graph, read and checked by slices (see the module docstring): its
+    slice of the edges as original IDs, its slice of the IDs as `extra` (isolated vertices included),
+    and the file's counts and formats as `info`, as `load_binary` has them. A bad file is the G2PLError
+    `load_binary` raises, on every rank. Collective over `comm`."""
+    with ExitStack() as stack:
+        def opened() -> GraphFile:
+            f = open_graph_file(path, buffering=0)
+            stack.callback(f.close)
+            return f
+
+        return _Slices(path, agreed(comm, opened), comm, rank, size).share(bool(directed))
+
+
+def _exscan(comm: Any, value: int) -> int:
+    """The sum of `value` over the ranks below this one."""
+    return sum(comm.allgather(int(value))[:comm.rank])
+
+
+def _ask(comm: Any, cuts: np.ndarray, want: np.ndarray, answer: Callable[[np.ndarray], tuple[np.ndarray, ...]]
+         ) -> list[np.ndarray]:
+    """What the ranks holding the slices [cuts[q], cuts[q + 1]) of an array tell of its entries `want`:
+    each position sent to its holder by one alltoallv, `answer(the positions in its slice)` computed
+    there (int64 arrays, one value a position), and sent back in the order asked. Collective."""
+    owner = np.searchsorted(cuts, want, side="right") - 1
+    grouped = want.size < 2 or bool(np.all(owner[1:] >= owner[:-1]))
+    key = owner.astype(np.int16) if comm.size <= 1 << 15 else owner  # a stable sort of 16-bit keys: a radix sort
+    order = None if grouped else np.argsort(key, kind="stable")
+    sent = np.bincount(owner, minlength=comm.size).astype(np.int64)
+    asked, got = comm.alltoallv(np.asarray(want if order is None else want[order], dtype=np.int64), sent)
+    out = []
+    for a in answer(asked - int(cuts[comm.rank])):
+        back = comm.alltoallv(np.asarray(a, dtype=np.int64), got, sent)[0]
+        if order is not None:
+            back[order] = back.copy()
+        out.append(back)
+    return out
+
+
+def _ask_range(comm: Any, cuts: np.ndarray, lo: int, hi: int, values: np.ndarray) -> np.ndarray:
+    """Entries lo..hi-1 of an array whose slices [cuts[q], cuts[q + 1]) the ranks hold (this rank's:
+    `values`), as int64: each holder sends its part of the range. Collective."""
+    size, rank = comm.size, comm.rank
+    part = np.stack([np.clip(cuts[:-1], lo, hi), np.clip(cuts[1:], lo, hi)], axis=1)  # each holder's part
+    asked = comm.alltoallv(part.reshape(-1), np.full(size, 2, dtype=np.int64))[0].reshape(size, 2)
+    asked -= cuts[rank]
+    mine = np.concatenate([np.zeros(0, np.int64)] + [values[a:b].astype(np.int64) for a, b in asked])
+    return comm.alltoallv(mine, asked[:, 1] - asked[:, 0], part[:, 1] - part[:, 0])[0]
+
+
+def _runs(comm: Any, cuts: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
+    """How often each index of this rank's range cuts[rank]..cuts[rank + 1]-1 occurs in all ranks'
+    `sorted_values` (sorted across the ranks too): runs of equal values, counted where they lie and
+    sent to the range owners, one per index and per slice a run crosses (no array of every index on
+    any rank). Collective."""
+    x = sorted_values
+    starts = np.flatnonzero(np.concatenate([[True], x[1:] != x[:-1]])) if x.size else np.zeros(0, np.int64)
+    lengths = np.diff(np.append(starts, x.size)).astype(np.int64)
+    v = x[starts].astype(np.int64)
+    sent = np.bincount(np.searchsorted(cuts, v, side="right") - 1, minlength=comm.size).astype(np.int64)
+    got_v, got = comm.alltoallv(v, sent)
+    got_n = comm.alltoallv(lengths, sent, got)[0]
+    lo = int(cuts[comm.rank])
+    out = np.zeros(int(cuts[comm.rank + 1]) - lo, dtype=np.int64)
+    np.add.at(out, got_v - lo, got_n)
+    return out
+
+
+class _Slices:
+    """One rank's reading of a `.g2g` file by slices: edges [m*r/P, m*(r+1)/P) and vertices (IDs, rows of
+    each adjacency) [n*r/P, n*(r+1)/P) of rank r of P, each check a collective step."""
+
+    def __init__(self, path: str, f: GraphFile, comm: Any, rank: int, size: int) -> None:
+        self.path, self.f, self.comm, self.rank, self.size = path, f, comm, rank, size
+        self.where: dict[str, tuple[np.dtype, int, int]] = {}
+
+    def step(self, make: Callable[[], T]) -> T:
+        """`make()` on every rank, OS errors as G2PLErrors; one raised anywhere is the lowest rank's,
+        raised on every rank (`share.agreed`)."""
+        def guarded() -> T:
+            with reading_graph_file(self.path):
+                return make()
+        return agreed(self.comm, guarded)
+
+    def read(self, name: str, lo: int, hi: int) -> np.ndarray:
+        """Entries lo..hi-1 of the array `name`."""
+        dt, off, _ = self.where[name]
+        out = np.empty(hi - lo, dtype=dt)
+        _read_at(self.f, self.path, off + lo * dt.itemsize, out)
+        return out
+
+    def cuts(self, total: int) -> np.ndarray:
+        """The ranks' slices of `total` entries: rank q holds cuts[q]..cuts[q + 1]-1."""
+        return np.array([total * q // self.size for q in range(self.size + 1)], dtype=np.int64)
+
+    def share(self, directed: bool) -> EdgeShare:
+        """The checks of `load_binary`, in its order, on this rank's slices; then its share."""
+        path, f, comm, rank = self.path, self.f, self.comm, self.rank
+        head, self.where = self.step(lambda: _opened(path, f, directed))
+        n, m, weighted = head["n"], head["m"], head["weighted"]
+        vcut, ecut = self.cuts(n), self.cuts(m)
+        vlo, vhi, elo, ehi = int(vcut[rank]), int(vcut[rank + 1]), int(ecut[rank]), int(ecut[rank + 1])
+        iv = int(0 < vlo < vhi)  # the ID and the edge before the slice, for the checks across the cut
+        ie = int(0 < elo < ehi)
+        ids, src, dst, weight, in_ptr = self.step(lambda: (
+            self.read("ids", vlo - iv, vhi), self.read("src", elo - ie, ehi), self.read("dst", elo - ie, ehi),
+            self.read("weight", elo, ehi) if weighted else None, self.read("in_indptr", vlo, vhi + 1)))
+        for check in _edge_checks(path, head, ids, vlo - iv, src, dst, elo - ie, ie, weight):
+            self.step(check)
+        ids, src, dst = ids[iv:], src[ie:], dst[ie:]
+        entries = m if directed else 2 * m
+        lengths = self.step(lambda: _row_lengths(path, "in", in_ptr, entries, vlo == 0, vhi == n))
+        deg_src = _runs(comm, vcut, src)
+        before = _exscan(comm, int(deg_src.sum()))  # the edges out of lower rows: they come first
+        if directed:
+            deg_dst = lengths
+            self.step(lambda: _check_out_pointers(path, self.read("out_indptr", vlo, vhi + 1), deg_src, before))
+        else:
+            deg_dst = self.step(lambda: _in_degrees(path, lengths, deg_src, vlo))
+        self.adjacency(_adjacency_checks(path, in_ptr, vlo, n, m, deg_dst, None if directed else deg_src,
+                                         before, self.entries), ecut, src, dst)
+        if directed:
+            for name in ("out_nbr", "out_eid"):
+                self.step(partial(_same_as_edges, path, f, self.where, name, dst, elo))
+        isolated = sum(comm.allgather(int(np.count_nonzero((deg_src + deg_dst) == 0))))
+        counts = self.step(lambda: _counts(path, head, isolated))
+        (u,) = _ask(comm, vcut, src, lambda k: (np.take(ids, k),))
+        (v,) = _ask(comm, vcut, dst, lambda k: (np.take(ids, k),))
+        return EdgeShare(u, v, None if weight is None else weight.astype(np.float64), ids.astype(np.int64),
+                         directed, path, _info(head, counts))
+
+    def entries(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """(nbr, eid) of the in-adjacency entries lo..hi-1."""
+        with reading_graph_file(self.path):
+            return self.read("in_nbr", lo, hi), self.read("in_eid", lo, hi)
+
+    def adjacency(self, checks: Generator[_Asked, _Told, None], ecut: np.ndarray, src: np.ndarray,
+                  dst: np.ndarray) -> None:
+        """Run `checks` on every rank, a block a round: the edges a block asks for come from the ranks
+        holding them, so every rank takes part in every round, and one whose checks are done or have
+        failed asks for nothing. The lowest rank's error is raised on every rank."""
+        err: G2PLError | None = None
+
+        def advance(told: _Told | None) -> _Asked | None:
+            nonlocal err
+            try:
+                return next(checks) if told is None else checks.send(told)
+            except StopIteration:
+                return None
+            except G2PLError as e:
+                err = e
+                return None
+
+        def failed() -> None:
+            if err is not None:
+                raise err
+
+        asked = advance(None)
+        while any(self.comm.allgather(asked is not None)):
+            e, t, c = asked if asked is not None else (np.zeros(0, np.int64), 0, 0)
+            s, d = _ask(self.comm, ecut, e, lambda k: (np.take(src, k), np.take(dst, k)))
+            run = _ask_range(self.comm, ecut, t, t + c, dst)
+            if asked is not None:
+                asked = advance((s, d, run))
+        self.step(failed)

@@ -25,8 +25,9 @@ import re
 import warnings
 import zipfile
 from array import array
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import numpy as np
 
@@ -62,6 +63,8 @@ _NEG_RE = re.compile(r"-[0-9]+\Z")
 _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _NONFINITE_RE = re.compile(r"[+-]?(?:nan|inf|infinity)\Z", re.IGNORECASE)
 _COMMENT_RE = re.compile(r"[#%]")
+
+_T = TypeVar("_T")
 
 
 # --------------------------------------------------------------------------- specs
@@ -173,8 +176,9 @@ def _read_bytes(path: str) -> bytes:
         return f.read()
 
 
-def _check_text(path: str, data: bytes) -> tuple[bytes, bool]:
-    """Reject binary / non-UTF-8 content (naming the line); strip a UTF-8 BOM.
+def _check_text(path: str, data: bytes, *, bom: bool = True) -> tuple[bytes, bool]:
+    """Reject binary / non-UTF-8 content (naming the line); strip a UTF-8 BOM (with `bom`: text from
+    the start of the file, where one may be).
 
     Old-Mac lone CR line ends become LF (NumPy's tokenizer rejects them), in
     which case the returned bytes differ from the file: the flag says whether
@@ -187,8 +191,7 @@ def _check_text(path: str, data: bytes) -> tuple[bytes, bool]:
             file=path,
             line=data.count(b"\n", 0, nul) + 1,
         )
-    bom = data.startswith(codecs.BOM_UTF8)
-    if bom:
+    if bom and data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
     if not data.isascii():
         try:
@@ -301,36 +304,55 @@ def _load_rows(t: _Table) -> _Rows:
             n += k
             lo = hi
     if t.expected_rows is not None and n < t.expected_rows:
-        raise G2PLError(
-            f"the size line declares {t.expected_rows} entries but the file has only {n}",
-            file=t.path,
-            line=t.size_lineno,
-        )
+        raise G2PLError(_fewer_entries(t.expected_rows, n), file=t.path, line=t.size_lineno)
     return _trim(u, n), (_trim(v, n) if t.ncols >= 2 else v), (None if w is None else _trim(w, n))
 
 
+def _fewer_entries(declared: int, found: int) -> str:
+    return f"the size line declares {declared} entries but the file has only {found}"
+
+
+def _more_entries(declared: int, size_line: int | None) -> str:
+    return f"more entries than the {declared} declared on the size line (line {size_line})"
+
+
 def _row_line(t: _Table, k: int) -> int | None:
-    """The 1-based line of data row `k` (0-based, in file order) of a table `_load_rows` has read: for
-    errors found only after parsing (an edge endpoint missing from the vertex file).  Scans one
-    block line by line, the one holding the row.  None if the text has fewer rows (a file changed
-    since it was parsed)."""
-    pos, before = t.offset, 0
-    for block_lo, rows_before in t.marks:
-        if rows_before > k:
+    """The 1-based line of data row `k` (0-based, in file order) of a table `_load_rows` has read (as
+    far as it got): for errors found only after parsing (an edge endpoint missing from the vertex
+    file, an entry beyond the declared count).  Scans one block line by line, the one holding the
+    row.  None if the text has fewer rows (a file changed since it was parsed)."""
+    start = (t.offset, 0)
+    for mark in t.marks:
+        if mark[1] > k:
             break
-        pos, before = block_lo, rows_before
+        start = mark
+    return next((line for row, line in _row_lines(t, start) if row == k), None)
+
+
+def _rows_before(t: _Table, line: int) -> int:
+    """How many data rows come before `line` in a table `_load_rows` stopped reading at that line (an
+    error there): its rows are all good up to it.  Scans the block it stopped in line by line."""
+    start = t.marks[-1] if t.marks else (t.offset, 0)
+    rows = start[1]
+    for row, at in _row_lines(t, start):
+        if at >= line:
+            break
+        rows = row + 1
+    return rows
+
+
+def _row_lines(t: _Table, start: tuple[int, int]) -> Iterator[tuple[int, int]]:
+    """(row index, 1-based line) of each data row from `start`, a (byte offset, rows before it) of
+    `t.marks` or the table's own start."""
+    pos, row = start
     line = t.lineno + t.data.count(b"\n", t.offset, pos)
-    while True:
-        found = _next_data_line(t.data, pos, line)
-        if found is None:
-            return None
+    while (found := _next_data_line(t.data, pos, line)) is not None:
         pos, line, _ = found
-        if before == k:
-            return line
-        before += 1
+        yield row, line
+        row += 1
         pos = t.data.find(b"\n", pos) + 1
         if pos == 0:
-            return None
+            return
         line += 1
 
 
@@ -480,6 +502,7 @@ def _validate_lines(t: _Table, lo: int, hi: int, lineno: int, rows_before: int) 
     vs: array[int] = array("q")
     ws: array[float] = array("d")
     rows = rows_before
+    first = t.lineno if t.first_lineno is None else t.first_lineno
     for i, raw in enumerate(io.StringIO(text, newline="\n")):
         line = lineno + i
         body = _strip_comment(raw)
@@ -491,20 +514,19 @@ def _validate_lines(t: _Table, lo: int, hi: int, lineno: int, rows_before: int) 
             sep = "comma-separated " if t.comma else ""
             cols = "1 column" if t.ncols == 1 else f"{t.ncols} {sep}columns"
             msg = f"expected {cols} ({t.col_desc}), found {len(tokens)}"
-            first = t.lineno if t.first_lineno is None else t.first_lineno
             if line != first:
                 msg += f" (line {first}, the first data line, has {t.ncols})"
             if not t.comma and "," in body:
                 msg += "; do not mix comma and whitespace separators"
         else:
             for tok, (lo_id, hi_id, label) in zip(tokens, t.bounds, strict=False):
-                msg = _id_error(tok, lo_id, hi_id, label, first=line == t.lineno)
+                msg = _id_error(tok, lo_id, hi_id, label, first=line == first)
                 if msg:
                     break
             if msg is None and t.ncols == 3:
                 msg = _weight_error(tokens[2], what)
         if msg is None and t.expected_rows is not None and rows >= t.expected_rows:
-            msg = f"more entries than the {t.expected_rows} declared on the size line (line {t.size_lineno})"
+            msg = _more_entries(t.expected_rows, t.size_lineno)
         if msg is not None:
             raise G2PLError(msg, file=t.path, line=line)
         us.append(int(tokens[0]))
@@ -650,10 +672,11 @@ def _data_head(path: str, data: bytes, complete: bool, kind: str, header: bool, 
     return offset, lineno, comma, found
 
 
-def _text_head(path: str, f: BinaryIO, kind: str, header: bool, empty_ok: bool, ncols: int | None = None
-               ) -> tuple[int, int, bool, int]:
-    """`_data_head` of an open file, reading only as far as its first data row (in growing prefixes);
-    the offset is the file's (a BOM counted)."""
+def _parsed_prefix(path: str, f: BinaryIO, parse: Callable[[bytes, bool], _T]) -> tuple[_T, bytes, int, int]:
+    """`parse(text, whole)` of the shortest prefix of an open text file that decides it, so that a
+    file's head is read without reading the file: 64 KiB cut at a line end and checked by
+    `_check_text`, growing while `parse` raises IndexError (`whole`: the prefix is the whole file).
+    Returns (what `parse` gave, the text, the length of the file's BOM, the prefix's length)."""
     want = 1 << 16
     while True:
         f.seek(0)
@@ -663,17 +686,27 @@ def _text_head(path: str, f: BinaryIO, kind: str, header: bool, empty_ok: bool, 
         cut = len(prefix) if whole else prefix.rfind(b"\n") + 1
         data, _ = _check_text(path, prefix[:cut])
         try:
-            offset, lineno, comma, cols = _data_head(path, data, whole, kind, header, empty_ok, ncols)
+            return parse(data, whole), data, bom, cut
         except IndexError:
+            if whole:
+                raise
             want *= 4
-            continue
-        if len(data) + bom != cut:  # lone CRs rewritten: offsets no longer match the file
-            raise G2PLError("lines end with lone CR characters; a distributed load needs LF or CRLF "
-                            "line ends", file=path)
-        if offset == len(data):  # no data rows: past the end of the file
-            f.seek(0, os.SEEK_END)
-            return f.tell(), lineno, comma, cols
-        return offset + bom, lineno, comma, cols
+
+
+def _text_head(path: str, f: BinaryIO, kind: str, header: bool, empty_ok: bool, ncols: int | None = None
+               ) -> tuple[int, int, bool, int]:
+    """`_data_head` of an open file, reading only as far as its first data row (in growing prefixes);
+    the offset is the file's (a BOM counted)."""
+    got, data, bom, cut = _parsed_prefix(
+        path, f, lambda text, whole: _data_head(path, text, whole, kind, header, empty_ok, ncols))
+    offset, lineno, comma, cols = got
+    if len(data) + bom != cut:  # lone CRs rewritten: offsets no longer match the file
+        raise G2PLError("lines end with lone CR characters; a distributed load needs LF or CRLF "
+                        "line ends", file=path)
+    if offset == len(data):  # no data rows: past the end of the file
+        f.seek(0, os.SEEK_END)
+        return f.tell(), lineno, comma, cols
+    return offset + bom, lineno, comma, cols
 
 
 def _line_start_at(f: BinaryIO, pos: int, end: int) -> int:
@@ -724,33 +757,79 @@ def text_share(path: str, rank: int, size: int, comm, kind: str, *, header: bool
     """Rank `rank`'s rows of a text table (`kind` edges or ids) read from its byte range; (rows,
     comma-separated?).  Collective: the first bad line of the file is the error every rank raises,
     its line number the file's."""
-    err: G2PLError | None = None
-    try:
-        with open_graph_file(path) as f, reading_graph_file(path):
-            offset, lineno, comma, ncols = _text_head(path, f, kind, header, empty_ok, ncols)
-            f.seek(0, os.SEEK_END)
-            end = f.tell()
-            span = end - offset
-            lo = 0 if rank == 0 else _line_start_at(f, offset + span * rank // size, end)
-            hi = end if rank == size - 1 else _line_start_at(f, offset + span * (rank + 1) // size, end)
-            f.seek(lo)
-            raw = f.read(max(0, hi - lo))
-        data, as_file = _check_text(path, raw)  # rank 0's range starts at the file's start (its BOM)
-    except G2PLError as e:
-        err, data, comma, ncols, as_file, offset, lineno = e, b"", False, 2, True, 0, 1
-    counts = comm.allgather((err, data.count(b"\n")))
-    before = sum(k for _, k in counts[:rank])  # line ends before this rank's range
-    first = next((e for e, _ in counts if e is not None), None)
-    if first is not None:
-        raise _renumbered(first, before) if err is not None and first is err else first
-    head_line = lineno
-    if rank > 0:
-        offset, lineno = 0, before + 1
-    elif data is not raw:
-        offset -= len(raw) - len(data)  # a BOM stripped (lone CRs are refused by the head)
-    table = _table(path, data, min(offset, len(data)), lineno, comma, ncols, kind, as_file, head_line)
+
+    def head(f: BinaryIO) -> tuple[int, tuple[int, int, bool, int]]:
+        found = _text_head(path, f, kind, header, empty_ok, ncols)
+        return found[0], found
+
+    part, (_, head_line, comma, cols) = _read_range(path, rank, size, comm, head)
+    if rank == 0:  # its range starts at the file's start: the head's lines come first
+        offset, lineno = _line_start(part.data, head_line - 1), head_line
+    else:
+        offset, lineno = 0, part.before + 1
+    table = _table(path, part.data, offset, lineno, comma, cols, kind, part.as_file, head_line)
     u, v, w = agreed(comm, lambda: _load_rows(table))
     return TextShare(u, v, w, table), comma
+
+
+@dataclass
+class _Range:
+    """One rank's byte range of a text file, cut at line starts."""
+
+    data: bytes  # its text as `_check_text` gives it (rank 0: the file's BOM stripped)
+    as_file: bool
+    before: int  # line ends in the file before it: its first line is line before + 1
+
+
+def _read_range(path: str, rank: int, size: int, comm, head: Callable[[BinaryIO], tuple[int, _T]]
+                ) -> tuple[_Range, _T]:
+    """This rank's byte range of a text file, cut at line starts, and what `head(f)` reads of the
+    file's head: it returns (start, that), and the ranges split the bytes from `start` on (rank 0's
+    begins at the file's start).  Collective: line numbers come from a scan of the ranks' line
+    counts, and every rank raises the error the whole file's checks would raise first (a NUL byte
+    anywhere, else the first error in file order).  Lone CR line ends anywhere make every range's
+    CRLFs LF too, as in the whole text `_check_text` gives."""
+    err: G2PLError | None = None
+    ranged = False  # err is this range's text check's, its line numbered from the range's start
+    nul = False  # the range holds a NUL byte, which the whole file's check names before anything else
+    raw = data = b""
+    as_file = True
+    got: Any = None
+    try:
+        with open_graph_file(path) as f, reading_graph_file(path):
+            start, got = head(f)
+            f.seek(0, os.SEEK_END)
+            end = f.tell()
+            span = end - start
+            lo = 0 if rank == 0 else _line_start_at(f, start + span * rank // size, end)
+            hi = end if rank == size - 1 else _line_start_at(f, start + span * (rank + 1) // size, end)
+            f.seek(lo)
+            raw = f.read(max(0, hi - lo))
+        ranged, nul = True, b"\0" in raw
+        data, as_file = _check_text(path, raw, bom=rank == 0)
+    except G2PLError as e:
+        err = e
+    lines = data.count(b"\n")
+    raw_lines = lines if as_file and err is None else raw.count(b"\n")  # the text checks count the file's LFs
+    counts = comm.allgather((err, ranged, nul, raw_lines, lines, as_file))  # indexed c[0] .. c[5] below
+    failed = [r for r, c in enumerate(counts) if c[0] is not None]
+    if failed:
+        r = next((r for r in failed if counts[r][2]), failed[0])
+        first = counts[r][0]
+        raise _renumbered(first, sum(c[3] for c in counts[:r])) if counts[r][1] else first
+    if as_file and not all(c[5] for c in counts):
+        data, as_file = data.replace(b"\r\n", b"\n"), False
+    return _Range(data, as_file, sum(c[4] for c in counts[:rank])), got
+
+
+def _line_start(data: bytes, k: int) -> int:
+    """The offset of line k + 1 of `data` (after its first k line ends; len(data) if it has fewer)."""
+    pos = 0
+    for _ in range(k):
+        pos = data.find(b"\n", pos) + 1
+        if pos == 0:
+            return len(data)
+    return pos
 
 
 def _renumbered(err: G2PLError, lines_before: int) -> G2PLError:
@@ -848,19 +927,44 @@ def _unknown(comm, ids: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
 _MTX_HEADER = "'%%MatrixMarket matrix coordinate <pattern|real|integer> <general|symmetric>'"
 
 
-def load_mtx(path: str, directed: bool = False, *, base: int = 1) -> Graph:
-    """Matrix Market coordinate files; vertex IDs are the row/column indices, 1-based as in the file.
+@dataclass(frozen=True)
+class _MtxHead:
+    """What a Matrix Market file's banner and size line say."""
 
-    Every index 1..max(rows, cols) is a vertex, even if isolated. A `general`
-    entry (i, j) is the edge i -> j; a `symmetric` file stores one triangle, so on
-    a directed graph each off-diagonal entry also yields j -> i.  `base=0` numbers
-    the vertices from 0 instead (index i is vertex i - 1), as SciPy and NumPy do.
-    """
+    field: str  # pattern, real or integer
+    symmetry: str  # general or symmetric
+    nrows: int
+    ncols: int
+    entries: int
+    size_off: int  # byte offset of the size line in the text parsed
+    size_line: int  # its 1-based line number
+
+    @property
+    def nv(self) -> int:
+        return max(self.nrows, self.ncols)
+
+    @property
+    def weighted(self) -> bool:
+        return self.field != "pattern"
+
+    def info(self, base: int) -> dict[str, Any]:
+        return {"format": "mtx", "field": self.field, "symmetry": self.symmetry, "shape": (self.nrows, self.ncols),
+                "entries": self.entries, "base": base}
+
+
+def _check_mtx_base(path: str, base: int) -> None:
     if base not in (0, 1):
         raise G2PLError(f"--mtx-base {base}: expected 0 or 1 (the ID of the first row and column)", file=path)
-    data, as_file = _check_text(path, _read_bytes(path))
+
+
+def _mtx_head(path: str, data: bytes, whole: bool, ranks: int = 1) -> _MtxHead:
+    """The banner and size line of the text `data`, checked: the file's start (`whole`: all of it;
+    else cut at a line end, and IndexError asks for a longer one).  The declared size is checked
+    against the memory of one of `ranks` ranks, each loading a share."""
     end = data.find(b"\n")
     if end == -1:
+        if not whole:
+            raise IndexError("prefix too short")
         end = len(data)
     banner = data[:end].decode("utf-8").strip()
     toks = banner.split()
@@ -894,6 +998,8 @@ def load_mtx(path: str, directed: bool = False, *, base: int = 1) -> Graph:
         )
     size = _next_data_line(data, end + 1, 2)
     if size is None:
+        if not whole:
+            raise IndexError("prefix too short")
         raise G2PLError(
             "malformed Matrix Market file: missing the size line 'ROWS COLUMNS ENTRIES' after the header",
             file=path,
@@ -917,58 +1023,143 @@ def load_mtx(path: str, directed: bool = False, *, base: int = 1) -> Graph:
         raise G2PLError("the matrix is 0 x 0, so the graph has no vertices", file=path, line=s_line)
     if nv >= MAX_VERTEX_ID:
         raise G2PLError(f"matrix dimension {nv} is too large", file=path, line=s_line)
-    check_declared(path, vertices=nv, edges=nnz, line=s_line,
-                   what=f"its size line declares {nrows:,} x {ncols:,} with {nnz:,} entries")
-    if nnz > (len(data) - s_off) // 3 + 1:  # an entry line takes at least 3 bytes ("1 1")
-        raise G2PLError(f"the size line declares {nnz:,} entries, more than the {len(data):,}-byte file "
-                        "can hold", file=path, line=s_line)
-    s_end = data.find(b"\n", s_off)
-    first = None if s_end == -1 else _next_data_line(data, s_end + 1, s_line + 1)
-    weighted = fld != "pattern"
-    info: dict[str, Any] = {
-        "format": "mtx",
-        "field": fld,
-        "symmetry": sym,
-        "shape": (nrows, ncols),
-        "entries": nnz,
-        "base": base,
-    }
-    if first is None:
-        if nnz > 0:
-            raise G2PLError(f"the size line declares {nnz} entries but none follow", file=path, line=s_line)
-        u = v = np.zeros(0, dtype=np.int64)
-        w = np.zeros(0, dtype=np.float64) if weighted else None
-    else:
-        if nnz == 0:
-            raise G2PLError(
-                f"more entries than the 0 declared on the size line (line {s_line})", file=path, line=first[1]
-            )
-        table = _Table(
-            path=path,
-            data=data,
-            offset=first[0],
-            lineno=first[1],
-            ncols=3 if weighted else 2,
-            comma=False,
-            bounds=((1, nrows + 1, "row index"), (1, ncols + 1, "column index")),
-            col_desc="'row col value'" if weighted else "'row col'",
-            as_file=as_file,
-            expected_rows=nnz,
-            size_lineno=s_line,
-        )
-        u, v, w = _load_rows(table)
-        del table
-    del data
-    if sym == "symmetric" and directed:
+    what = f"its size line declares {nrows:,} x {ncols:,} with {nnz:,} entries"
+    if ranks > 1:
+        what += f", 1/{ranks} of them on each of the {ranks} ranks"
+    check_declared(path, vertices=-(-nv // ranks), edges=-(-nnz // ranks), line=s_line, what=what)
+    return _MtxHead(fld, sym, nrows, ncols, nnz, s_off, s_line)
+
+
+def _check_mtx_entries(path: str, head: _MtxHead, tail: int, total: int, first_line: int | None) -> None:
+    """What the size line says against the text: `tail` bytes from the size line on, of a `total`-byte
+    text whose first entry is on `first_line` (None: no entry follows)."""
+    nnz = head.entries
+    if nnz > tail // 3 + 1:  # an entry line takes at least 3 bytes ("1 1")
+        raise G2PLError(f"the size line declares {nnz:,} entries, more than the {total:,}-byte file "
+                        "can hold", file=path, line=head.size_line)
+    if first_line is None and nnz > 0:
+        raise G2PLError(f"the size line declares {nnz} entries but none follow", file=path, line=head.size_line)
+    if first_line is not None and nnz == 0:
+        raise G2PLError(_more_entries(0, head.size_line), file=path, line=first_line)
+
+
+def _mtx_table(path: str, data: bytes, first: tuple[int, int, str] | None, head: _MtxHead, as_file: bool, *,
+               counted: bool, first_line: int | None = None) -> _Table:
+    """The entry lines of `data` from its first entry `first` (None: it has none) as a table; `counted`:
+    `_load_rows` checks their number against the size line (the text holds them all)."""
+    offset, lineno = (len(data), head.size_line + 1) if first is None else first[:2]
+    return _Table(
+        path=path,
+        data=data,
+        offset=offset,
+        lineno=lineno,
+        ncols=3 if head.weighted else 2,
+        comma=False,
+        bounds=((1, head.nrows + 1, "row index"), (1, head.ncols + 1, "column index")),
+        col_desc="'row col value'" if head.weighted else "'row col'",
+        as_file=as_file,
+        expected_rows=head.entries if counted else None,
+        size_lineno=head.size_line,
+        first_lineno=first_line,
+    )
+
+
+def _mtx_edges(head: _MtxHead, rows: _Rows, directed: bool, base: int) -> _Rows:
+    """The edges of entries (row, col[, value]): a symmetric file's off-diagonal entries also reversed
+    on a directed graph (the file stores one triangle), the IDs shifted to `base`."""
+    u, v, w = rows
+    if head.symmetry == "symmetric" and directed:
         off = u != v
         u, v = np.concatenate([u, v[off]]), np.concatenate([v, u[off]])
         if w is not None:
             w = np.concatenate([w, w[off]])
     if base == 0:
         u, v = u - 1, v - 1
-    return build_graph(
-        u, v, w, directed=directed, name=path, extra_ids=np.arange(base, nv + base, dtype=np.int64), info=info
-    )
+    return u, v, w
+
+
+def load_mtx(path: str, directed: bool = False, *, base: int = 1) -> Graph:
+    """Matrix Market coordinate files; vertex IDs are the row/column indices, 1-based as in the file.
+
+    Every index 1..max(rows, cols) is a vertex, even if isolated. A `general`
+    entry (i, j) is the edge i -> j; a `symmetric` file stores one triangle, so on
+    a directed graph each off-diagonal entry also yields j -> i.  `base=0` numbers
+    the vertices from 0 instead (index i is vertex i - 1), as SciPy and NumPy do.
+    """
+    _check_mtx_base(path, base)
+    data, as_file = _check_text(path, _read_bytes(path))
+    head = _mtx_head(path, data, True)
+    s_end = data.find(b"\n", head.size_off)
+    first = None if s_end == -1 else _next_data_line(data, s_end + 1, head.size_line + 1)
+    _check_mtx_entries(path, head, len(data) - head.size_off, len(data), None if first is None else first[1])
+    if first is None:
+        empty = np.zeros(0, dtype=np.int64)
+        rows: _Rows = (empty, empty, np.zeros(0, dtype=np.float64) if head.weighted else None)
+    else:
+        table = _mtx_table(path, data, first, head, as_file, counted=True)
+        rows = _load_rows(table)
+        del table
+    del data
+    u, v, w = _mtx_edges(head, rows, directed, base)
+    del rows
+    return build_graph(u, v, w, directed=directed, name=path,
+                       extra_ids=np.arange(base, head.nv + base, dtype=np.int64), info=head.info(base))
+
+
+def mtx_share(path: str, directed: bool, rank: int, size: int, comm, *, base: int = 1) -> EdgeShare:
+    """Rank `rank`'s share of a Matrix Market file: the entries of its byte range (cut at line ends),
+    read and checked by this rank alone, and its slice of the vertex IDs base..nv+base-1, so that no
+    rank reads the whole file.  Collective over `comm`: every rank reads the banner and size line
+    from the file's start, the entry count is checked from the sum of the ranks' counts, and every
+    rank raises the error `load_mtx` raises on the whole file (same message and line)."""
+    _check_mtx_base(path, base)
+    part, _ = _read_range(path, rank, size, comm, lambda f: (0, None))
+    head = agreed(comm, lambda: _mtx_file_head(path, size))
+    data = part.data
+    # this range's bytes from the size line on, and its first entry (a data line after the size line)
+    tail = len(data) - _line_start(data, max(0, head.size_line - 1 - part.before))
+    start_line = max(part.before, head.size_line) + 1
+    first = _next_data_line(data, _line_start(data, start_line - part.before - 1), start_line)
+    seen = comm.allgather((None if first is None else first[1], tail, len(data)))
+    first_line = next((x[0] for x in seen if x[0] is not None), None)
+    _check_mtx_entries(path, head, sum(x[1] for x in seen), sum(x[2] for x in seen), first_line)
+    table = _mtx_table(path, data, first, head, part.as_file, counted=False, first_line=first_line)
+    rows = _counted_rows(comm, table, head)
+    del data, table, part
+    u, v, w = _mtx_edges(head, rows, directed, base)
+    del rows
+    nv = head.nv
+    extra = np.arange(base + nv * rank // size, base + nv * (rank + 1) // size, dtype=np.int64)
+    return EdgeShare(u, v, w, extra, directed, path, head.info(base), id_bound=nv if base == 0 else None)
+
+
+def _mtx_file_head(path: str, ranks: int) -> _MtxHead:
+    """`_mtx_head` of a file, read only as far as its size line."""
+    with open_graph_file(path) as f, reading_graph_file(path):
+        return _parsed_prefix(path, f, lambda text, whole: _mtx_head(path, text, whole, ranks))[0]
+
+
+def _counted_rows(comm, table: _Table, head: _MtxHead) -> _Rows:
+    """This rank's entries (`_load_rows` of its range), their number checked against the size line
+    from the ranks' counts (collective): every rank raises the first error of the file, an entry
+    beyond the declared count being one at its line."""
+    err: G2PLError | None = None
+    try:
+        rows = _load_rows(table)
+        count = int(rows[0].size)
+    except G2PLError as e:
+        err, count = e, 0 if e.line is None else _rows_before(table, e.line)
+    nnz, found = head.entries, 0
+    for r, (failed, k) in enumerate(comm.allgather((err, count))):
+        if found + k > nnz:  # rank r holds entry nnz + 1 (before its error, if any)
+            line = comm.allgather(_row_line(table, nnz - found) if r == comm.rank else None)[r]
+            raise G2PLError(_more_entries(nnz, head.size_line), file=table.path, line=line)
+        if failed is not None:
+            raise failed
+        found += k
+    if found < nnz:
+        raise G2PLError(_fewer_entries(nnz, found), file=table.path, line=head.size_line)
+    return rows
 
 
 def _check_npz_sizes(path: str, f: BinaryIO) -> None:

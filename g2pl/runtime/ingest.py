@@ -36,18 +36,19 @@ import numpy as np
 
 from g2pl.contract import Spec
 from g2pl.errors import G2PLError, G2PLRuntimeError
+from g2pl.graph.binary import binary_share
 from g2pl.graph.generators import generate_share
 from g2pl.graph.graph import Graph, _dedup, index_dtype
 from g2pl.graph.loaders import (
     ReadOptions,
     edge_list_share,
     graphalytics_share,
-    load_with,
+    mtx_share,
     npz_share,
     parse_graph_spec,
 )
 from g2pl.graph.memory import available_memory, estimate_bytes, temporaries_returned
-from g2pl.graph.share import EdgeShare, agreed
+from g2pl.graph.share import EdgeShare
 from g2pl.runtime.array_kernels import HostOps, expand_ranges
 from g2pl.runtime.checkpoint import content_digest, content_sums
 from g2pl.runtime.partition import RENUMBERINGS, LocalGraph
@@ -252,7 +253,7 @@ def build(comm, share: EdgeShare, renumber: str | None = "auto", *, entry_routes
     edges = [a, b, w]
     del a, b, w
     part = _part(comm, edges, m, n, bounds, own_ids, directed, renumber, weighted, entry_routes)
-    # a share dealt from a graph rank 0 built whole carries that graph's counts (its edges are clean)
+    # a share of a built graph (a .g2g file) carries that graph's counts: its edges are clean already
     info = dict(input_edges=n_input, self_loops_dropped=loops, duplicates_merged=dups, isolated_vertices=isolated)
     info.update(share.info)
     return DistributedGraph(comm=comm, part=part, n=n, m=m, directed=directed, weighted=weighted,
@@ -384,7 +385,11 @@ def _part(comm, edges: list, m: int, n: int, bounds: np.ndarray, own_ids: np.nda
     del asked
     ids = own_ids if order is None else own_ids[order]
     first = comm.allgather(int(own_ids[0]) if nl else None)
-    first_ids = np.array([f if f is not None else np.iinfo(np.int64).max for f in first], dtype=np.int64)
+    first_ids = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
+    later = np.iinfo(np.int64).max  # an empty block starts where the next non-empty one does (as partition cuts)
+    for r in range(size - 1, -1, -1):
+        later = first[r] if first[r] is not None else later
+        first_ids[r] = later
     extra: dict[str, Any] = {}
     if order is not None:
         extra = dict(order=order, sorted_ids=own_ids, sorted_to_local=to_local)
@@ -605,11 +610,11 @@ def load(comm, spec: str, *, directed: bool | None = None, seed: int = 0, renumb
     as for `loaders.load_with`.
 
     Generators: each rank draws its own edge blocks.  Edge-list text files (and a `--vertices` file),
-    Graphalytics .v and .e files: each rank parses its own byte range.  `.npz` files: each rank reads
-    its slices of the edge and ID arrays.  Matrix Market and `.g2g` files: rank 0 reads the file (a
-    `.g2g` is checked whole: its adjacency must be exactly that of its edges) and deals the edges out
-    in slices, so only rank 0 ever holds the raw file's edges.  A failure on any rank is raised on
-    every rank, the same error."""
+    Graphalytics .v and .e files, Matrix Market entry lines: each rank parses its own byte range.
+    `.npz` files: each rank reads its slices of the edge and ID arrays.  `.g2g` files: each rank reads
+    its slices of the edges and IDs and checks its block of adjacency rows against the edges
+    (binary.binary_share).  No rank reads the whole file.  A failure on any rank is raised on every
+    rank, the same error (the one a single process reading the file whole raises)."""
     t0 = time.perf_counter()
     gs = parse_graph_spec(spec)
     read = read or ReadOptions()
@@ -636,8 +641,10 @@ def _load(comm, gs, spec: str, directed: bool | None, seed: int, renumber: str |
         share = graphalytics_share(spec, directed, comm.rank, comm.size, comm, vertices=read.vertices)
     elif gs.format == "npz":
         share = npz_share(spec, bool(directed), comm.rank, comm.size, comm)
-    else:
-        share = _dealt(comm, spec, directed, seed, read)
+    elif gs.format == "binary":
+        share = binary_share(spec, bool(directed), comm.rank, comm.size, comm)
+    else:  # "mtx", the last of parse_graph_spec's formats
+        share = mtx_share(spec, bool(directed), comm.rank, comm.size, comm, base=read.mtx_base)
     try:
         return build(comm, share, renumber, entry_routes=entry_routes)
     except MemoryError:
@@ -690,33 +697,6 @@ class GatheredGraph:
 
     def summary(self) -> str:
         return Graph.summary(cast(Graph, self))
-
-
-def _dealt(comm, spec: str, directed: bool | None, seed: int, read: ReadOptions) -> EdgeShare:
-    """Rank 0 loads the file and sends each rank a slice of its edges (as original IDs)."""
-    graph = agreed(comm, lambda: load_with(spec, directed, seed, read) if comm.rank == 0 else None)
-    size = comm.size
-    head = comm.allgather((graph.weighted, graph.info) if graph is not None else None)[0]
-    weighted, info = head
-    if graph is not None:
-        m, n = graph.m, graph.n
-        ecut = np.array([m * r // size for r in range(size + 1)])
-        vcut = np.array([n * r // size for r in range(size + 1)])
-        ecounts, vcounts = np.diff(ecut), np.diff(vcut)
-        u = graph.ids[graph.src].astype(np.int64)
-        v = graph.ids[graph.dst].astype(np.int64)
-        w = np.asarray(graph.weight, dtype=np.float64) if weighted else None
-        ids = np.asarray(graph.ids, dtype=np.int64)
-        del graph
-    else:
-        ecounts = vcounts = np.zeros(size, dtype=np.int64)
-        u = v = ids = np.zeros(0, np.int64)
-        w = np.zeros(0, np.float64) if weighted else None
-    u = comm.alltoallv(u, ecounts)[0]
-    v = comm.alltoallv(v, ecounts)[0]
-    w = None if w is None else comm.alltoallv(w, ecounts)[0]
-    ids = comm.alltoallv(ids, vcounts)[0]
-    return EdgeShare(u, v, w, ids, bool(directed), spec, dict(info))
 
 
 def _check_fits(comm, gs) -> None:

@@ -253,8 +253,8 @@ def test_npz_slices(tmp_path, compressed):
     assert {str(e) for e in got} == {str(want.value)}
 
 
-def test_dealt_files_keep_the_whole_graph_s_counts(tmp_path):
-    """A Matrix Market file is read whole by rank 0 and dealt out clean: the parts' summary still counts
+def test_mtx_parts_keep_the_whole_graph_s_counts(tmp_path):
+    """A Matrix Market file read by byte ranges: the parts' summary still counts
     the self-loops, duplicates and isolated vertices of the file, as one rank does."""
     from g2pl.graph.loaders import load_graph
 
