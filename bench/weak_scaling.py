@@ -13,9 +13,11 @@ totals `bytes`, `supersteps`, `time_s`. BFS starts at a seeded random vertex wit
 the sizes and the traffic are the point. First, CC on `kron:4` on 1 and 2 ranks measures the idle
 process (no graph to speak of), without and with MPI.
 
-Partitioning: the runtime cuts the vertices into contiguous 1D blocks (by ID; the Kronecker
-generator permutes the labels, as Graph500 does); `g2pl run` takes no partition option, so
-`--partition` accepts `1d` only and is recorded in the output.
+Partitioning: the runtime cuts the vertices into contiguous blocks (by ID; the Kronecker
+generator permutes the labels, as Graph500 does). `--partition 1d,2d` (the default) runs every
+row under both of `g2pl run --partition`'s layouts: `1d` sends each exchange to its ranks
+directly, `2d` routes it over the grid of ranks, a row hop then a column hop (fewer peers, the
+same answers, the bytes that change row and column sent twice).
 
 Then `model()` extrapolates the measured per-rank constants to SCALE 30 on 1,024 ranks under the
 same 1D partitioning (edges held, memory, ghosts, peers, bytes of a dense BFS superstep) and
@@ -79,10 +81,10 @@ def bfs_root(spec: str, seed: int) -> int:
 
 
 def build_command(exe: list[str], program: str, graph: str, np_: int, seed: int, stats: Path,
-                  args: list[str]) -> list[str]:
+                  args: list[str], partition: str = "1d") -> list[str]:
     path, fixed = PROGRAMS[program]
     cmd = [*exe, "run", path, "--graph", graph, "--np", str(np_), "--seed", str(seed),
-           "--stats", str(stats), "--quiet"]
+           "--stats", str(stats), "--quiet", "--partition", partition]
     for a in [*fixed, *args]:
         cmd += ["--arg", a]
     return cmd
@@ -340,16 +342,16 @@ def fmt_mib(x: float) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> list[str]:
-    head = ["program", "P", "graph", "supersteps", "bytes", "time_s", "RSS max MiB", "RSS mean MiB",
+    head = ["program", "P", "partition", "graph", "supersteps", "bytes", "time_s", "RSS max MiB", "RSS mean MiB",
             "graph_load_s max", "load_time_s max", "B/rank/step max", "B/rank/step mean", "peers max",
             "ghosts/vertices", "ghosts/vertices max", "wall_s", "status"]
     out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 2) + ["---"]) + "|"]
     for r in rows:
         s = r.get("summary")
         if s is None:
-            cells = [r["program"], str(r["np"]), r["graph"]] + ["–"] * 12 + [fmt_s(r["wall_s"]), r["status"]]
+            cells = [r["program"], str(r["np"]), r.get("partition", "1d"), r["graph"]] + ["–"] * 12 + [fmt_s(r["wall_s"]), r["status"]]
         else:
-            cells = [r["program"], str(r["np"]), r["graph"], str(s["supersteps"]), fmt_n(s["bytes"]),
+            cells = [r["program"], str(r["np"]), r.get("partition", "1d"), r["graph"], str(s["supersteps"]), fmt_n(s["bytes"]),
                      fmt_s(s["time_s"]), fmt_mib(s["peak_rss_max"]), fmt_mib(s["peak_rss_mean"]),
                      fmt_s(s["graph_load_s_max"]), fmt_s(s["load_time_s_max"]),
                      fmt_n(s["bytes_per_rank_step_max"]), fmt_n(s["bytes_per_rank_step_mean"]),
@@ -403,8 +405,8 @@ def render(res: dict[str, Any]) -> str:
         "# g2pl weak scaling",
         "",
         f"Configuration: {'quick' if cfg['quick'] else 'full'}; P = {', '.join(map(str, cfg['ranks']))} ranks on "
-        f"kron:(BASE + log2 P), BASE = {cfg['base']} (seed {cfg['seed']}); partition `{cfg['partition']}` (the "
-        "runtime's contiguous vertex blocks; `g2pl run` takes no partition option); programs "
+        f"kron:(BASE + log2 P), BASE = {cfg['base']} (seed {cfg['seed']}); partitions `{cfg['partition']}` (the "
+        "runtime's contiguous vertex blocks; `--partition 2d` routes exchanges over the grid of ranks); programs "
         + ", ".join(f"{k} (`{v[0]}`{''.join(' --arg ' + a for a in v[1])})" for k, v in PROGRAMS.items())
         + "; BFS root: a seeded random vertex with an edge per graph ("
         + ", ".join(f"{g}: {r}" for g, r in res["bfs_roots"].items()) + ").",
@@ -445,8 +447,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = harness.parser(__doc__, quick="BASE 10, P = 1, 2, 4", seed=1)
     ap.add_argument("--ranks", default=None, help="comma-separated rank counts, powers of two (default 1,2,4,8,16)")
     ap.add_argument("--base", type=int, default=None, help="kron scale at P = 1 (default 16)")
-    ap.add_argument("--partition", choices=("1d",), default="1d",
-                    help="vertex partitioning: only 1d, the runtime's contiguous blocks (recorded, not passed on)")
+    ap.add_argument("--partition", default="1d,2d",
+                    help="comma-separated `g2pl run --partition` layouts to run each row under (default 1d,2d)")
     ap.add_argument("--g2pl", default=None, help="the g2pl command (default: next to this Python, else on PATH)")
     ap.add_argument("--timeout", type=float, default=900.0, help="per-run timeout in seconds (default 900)")
     a = ap.parse_args(argv)
@@ -459,6 +461,9 @@ def main(argv: list[str] | None = None) -> int:
     bad = [p for p in cfg["ranks"] if p < 1 or p & (p - 1)]
     if bad:
         ap.error(f"--ranks: powers of two only (got {bad})")
+    layouts = a.partition.split(",")
+    if not layouts or any(x not in ("1d", "2d") for x in layouts):
+        ap.error(f"--partition: 1d, 2d or 1d,2d (got {a.partition!r})")
     cfg.update(quick=a.quick, seed=a.seed, partition=a.partition, timeout_s=a.timeout)
     exe = [a.g2pl] if a.g2pl else harness.g2pl_command()
 
@@ -492,14 +497,16 @@ def main(argv: list[str] | None = None) -> int:
             graph = f"kron:{scale}"
             for program in PROGRAMS:
                 extra = [f"root={root_of(graph)}"] if program == "bfs" else []
-                stats = tmpdir / f"{program}-kron{scale}-np{p}.json"
-                log(f"{program} {graph} P={p} ...")
-                row = {"program": program, "np": p, "scale": scale, "graph": graph, "partition": a.partition,
-                       "idle_rss_bytes": res["idle_rss_bytes"][1], "idle_rank_rss_bytes": res["idle_rss_bytes"][2]}
-                res["runs"].append(run_once(row, build_command(exe, program, graph, p, a.seed, stats, extra),
-                                            stats, a.timeout, log))
+                for layout in layouts if p > 1 else layouts[:1]:
+                    stats = tmpdir / f"{program}-kron{scale}-np{p}-{layout}.json"
+                    log(f"{program} {graph} P={p} {layout} ...")
+                    row = {"program": program, "np": p, "scale": scale, "graph": graph, "partition": layout,
+                           "idle_rss_bytes": res["idle_rss_bytes"][1],
+                           "idle_rank_rss_bytes": res["idle_rss_bytes"][2]}
+                    cmd = build_command(exe, program, graph, p, a.seed, stats, extra, layout)
+                    res["runs"].append(run_once(row, cmd, stats, a.timeout, log))
 
-    res["model"] = model(res["runs"])
+    res["model"] = model([r for r in res["runs"] if r["partition"] == "1d"] or res["runs"])  # the 1D model
     res["total_s"] = time.perf_counter() - t_start
     md = render(res)
     paths = harness.write_report(a.out, harness.stem("weak_scaling", a.quick), md, res)

@@ -254,7 +254,9 @@ def run(a: argparse.Namespace) -> int:
     quiet = a.quiet or "-" in (a.output, a.stats)  # standard output carries the JSON alone
     if a.plot:
         check_plot_path(a.plot)
-    comm = _mpi_comm()
+    from g2pl.runtime.grid import routed
+
+    comm = routed(_mpi_comm(), a.partition)  # --partition 2d: every exchange, loading included, over the grid
     if comm is None and a.np > 1:
         from g2pl.runtime.supervisor import relaunch
 
@@ -302,7 +304,7 @@ def run(a: argparse.Namespace) -> int:
                        max_supersteps=a.max_supersteps, comm=comm,
                        renumber=a.renumber, progress=progress,
                        checkpoint=a.checkpoint, checkpoint_every=a.checkpoint_every, resume=a.resume,
-                       time_limit=a.time_limit, gather=False)  # several ranks: the values are written from each
+                       time_limit=a.time_limit, gather=False, partition=a.partition)  # several ranks: the values are written from each
         finished = True
     except RunStopped as stop:  # --max-supersteps / --time-limit: the partial statistics are kept
         if rank0 and a.stats is not None and stop.stats is not None:

@@ -27,6 +27,7 @@ from g2pl.runtime import intops, rng
 from g2pl.runtime import partials as P
 from g2pl.runtime import raw_kernels as RK
 from g2pl.runtime.cupy_comm import DeviceComm, StagingComm, mpi_cuda_aware
+from g2pl.runtime.grid import GridComm
 from g2pl.runtime.numpy_backend import NumPyBackend
 from g2pl.runtime.partition import GraphCache, LocalGraph
 from g2pl.runtime.values import DTYPES, INT64_MAX
@@ -380,8 +381,10 @@ class CuPyBackend(intops.IntOpsMixin):
 
     def staged(self, comm):
         """The communicator the verbs use: staged through host memory, or, with G2PL_CUDA_AWARE_MPI=1
-        and an MPI library that says it is CUDA-aware, device buffers handed to MPI directly."""
-        if os.environ.get("G2PL_CUDA_AWARE_MPI") == "1" and getattr(comm, "size", 1) > 1:
+        and an MPI library that says it is CUDA-aware, device buffers handed to MPI directly (a
+        grid-routed communicator, g2pl.runtime.grid, regroups on the host: always staged)."""
+        if (os.environ.get("G2PL_CUDA_AWARE_MPI") == "1" and getattr(comm, "size", 1) > 1
+                and not isinstance(comm, GridComm)):
             if not mpi_cuda_aware():
                 raise G2PLError("G2PL_CUDA_AWARE_MPI=1, but this MPI library is not CUDA-aware "
                                 "(MPIX_Query_cuda_support() is 0); unset it to stage through host memory")

@@ -22,6 +22,7 @@ from g2pl.runtime.checkpoint import Checkpointer, graph_digest, hold_directory
 from g2pl.runtime.comm import SingleComm
 from g2pl.runtime.cupy_backend import CuPyBackend, import_cupy
 from g2pl.runtime.engine import Runtime
+from g2pl.runtime.grid import GridComm
 from g2pl.runtime.ingest import DistributedGraph
 from g2pl.runtime.launch import RankWatchdog, program_started
 from g2pl.runtime.numpy_backend import NumPyBackend
@@ -88,6 +89,16 @@ def peak_rss_bytes() -> int:
     return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
+def _peers(comm, lg: LocalGraph) -> int:
+    """The ranks this rank sends to: its ghosts' owners, or, routed over a grid, the row and column
+    peers it sent to since the program started."""
+    if lg.size == 1:
+        return 0
+    if isinstance(comm, GridComm):
+        return len(comm.partners)
+    return int(np.count_nonzero(np.asarray(lg.send_counts)[np.arange(lg.size) != lg.rank]))
+
+
 def merge_stats(comm, rt: Runtime) -> Stats:
     """Per-superstep stats summed over ranks (times: the slowest rank), plus a per-rank breakdown."""
     st = rt.stats
@@ -100,7 +111,7 @@ def merge_stats(comm, rt: Runtime) -> Stats:
         "bytes_sent": int(st.total("bytes")),
         "bytes_received": int(getattr(comm, "bytes_received", 0)),
         "comm_s": float(st.total("comm_s")),
-        "peers": int(np.count_nonzero(np.asarray(lg.send_counts)[np.arange(lg.size) != lg.rank])) if lg.size > 1 else 0,
+        "peers": _peers(comm, lg),
         "load_time_s": float(st.load_time_s),
         "graph_load_s": float(st.graph_load_s),
         "peak_rss_bytes": peak_rss_bytes(),
@@ -174,6 +185,9 @@ def _execute(module: ModuleType, graph, argv: dict[str, Any], *, seed: int, max_
         rt.attach_checkpointer(Checkpointer(checkpoint["dir"], checkpoint["every"], ident, comm,
                                             checkpoint["resume"], module))
     rt.prepare()  # adjacency structures of this rank's part (loading), then the clock starts
+    if isinstance(comm, GridComm):
+        comm.partners.clear()  # the program's partners, not the loading's
+        rt.stats.partition = "2d {}x{}".format(*comm.shape)
     rt.stats.load_time_s = time.perf_counter() - t0
     rt.stats.graph_load_s = float(graph.__dict__.get("load_s", 0.0)) if graph is not None else 0.0
     rt.stats.backend = backend

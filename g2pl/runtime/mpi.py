@@ -93,11 +93,11 @@ def join_world(env: Mapping[str, str] | None = None) -> MPIComm | None:
 
 
 class MPIComm:
-    def __init__(self) -> None:
+    def __init__(self, c: Any = None) -> None:
         from mpi4py import MPI
 
         self.MPI = MPI
-        self.c = MPI.COMM_WORLD
+        self.c = MPI.COMM_WORLD if c is None else c
         self.rank = self.c.Get_rank()
         self.size = self.c.Get_size()
         self.bytes_sent = 0
@@ -123,6 +123,10 @@ class MPIComm:
         self.bytes_sent += int(send_counts.sum()) * item - own
         self.bytes_received += int(recv_counts.sum()) * item - int(recv_counts[self.rank]) * item
         return recv, recv_counts
+
+    def split(self, color: int, key: int) -> MPIComm:
+        """The sub-communicator of the ranks that pass the same `color`, ranked by `key` (collective)."""
+        return MPIComm(self.c.Split(color, key))
 
     def allreduce_partials(self, partials: np.ndarray, layout: tuple) -> np.ndarray:
         out = np.empty_like(partials)

@@ -60,6 +60,8 @@ class Stats:
     left_out: SuperstepStat = field(default_factory=_nothing)
     # iterations of loops that ended no superstep: with `supersteps`, what --max-supersteps bounds
     loop_iterations: int = 0
+    # how exchanges travel between ranks: "1d" (direct all-to-all) or "2d RxC" (g2pl.runtime.grid)
+    partition: str = "1d"
 
     @property
     def supersteps(self) -> int:
@@ -95,6 +97,7 @@ class Stats:
             "bytes": int(self.total("bytes")),
             "record_bytes": int(self.total("record_bytes")),
             "ranks": self.ranks,
+            "partition": self.partition,
             "backend": self.backend,
             "opt_level": self.opt_level,
             "time_s": self.time_s,
