@@ -8,7 +8,8 @@ Rows (S = `--scale`, default 20; `--quick`: 14):
   and one trial's CPU time. CC runs the fastest shipped program (api_kernels.CC_PROGRAM).
 * **`g2pl run` end to end**: `g2pl run programs/bfs.g2pl --graph kron:S --output out.npz`, and with
   `--output out.json`, against `bfs -g S -n 1` (GAPBS generating its own Kronecker graph of the same
-  scale): each process's wall time and peak RSS (`wait4`).
+  scale), both on one thread (`G2PL_THREADS=1`, `OMP_NUM_THREADS=1`): each process's wall time and
+  peak RSS (`wait4`).
 * **Triangles**: programs/triangles.g2pl on `kron:T` (`--tc-scale`, default 16) against `tc -g T -n 1`
   (each its own Kronecker graph of that scale; the counts differ and are both reported).
 * **MST**: programs/mst.g2pl against SciPy's `minimum_spanning_tree` on `ws:200000:10:0.1` and
@@ -147,13 +148,13 @@ TIME = Path("/usr/bin/time")
 MAXRSS = re.compile(r"^G2PL_MAXRSS_KB (\d+)$", re.M)
 
 
-def cli_run(cmd: list[str], timeout: float, stats: Path | None = None) -> dict:
+def cli_run(cmd: list[str], timeout: float, stats: Path | None = None, env: dict | None = None) -> dict:
     """A process (`g2pl run`, a GAPBS binary): wall, peak RSS, and with `stats` its time_s and supersteps.
 
     The peak RSS is /usr/bin/time's (GNU `%M`) where it is installed: `wait4` on a child forked from this
     process counts this process's own pages, mapped in the child until it execs, in the child's peak."""
     timed = TIME.exists()
-    got = harness.run_child([str(TIME), "-f", "G2PL_MAXRSS_KB %M", *cmd] if timed else cmd, timeout)
+    got = harness.run_child([str(TIME), "-f", "G2PL_MAXRSS_KB %M", *cmd] if timed else cmd, timeout, env=env)
     found = MAXRSS.findall(got["out"]) if timed else []
     peak = int(found[-1]) * 1024 if found else got["peak_rss"]
     row = {"wall": got["wall_s"], "peak_rss": peak, "rc": got["rc"], "cmd": shlex.join(cmd)}
@@ -220,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [*g2pl_cmd, "run", str(harness.ROOT / "programs" / "bfs.g2pl"), "--graph", spec, "--seed",
                    str(a.seed), "--arg", f"root={root_id}", "--quiet", "--output", str(tmp / f"out.{fmt}")]
             jobs[("cli", fmt)] = lambda cmd=cmd: cli_run(cmd, a.timeout)
-        jobs[("cli", "gapbs")] = lambda: cli_run([str(gdir / "bfs"), "-g", str(a.scale), "-n", "1"], a.timeout)
+        # one thread, as `g2pl run` runs here (G2PL_THREADS=1): GAPBS's generator and build are OpenMP too
+        jobs[("cli", "gapbs")] = lambda: cli_run([str(gdir / "bfs"), "-g", str(a.scale), "-n", "1"], a.timeout,
+                                                 env=dict(os.environ, OMP_NUM_THREADS="1"))
 
         def tri_run() -> float:
             last["tc"] = tri.run(tc_graph)
@@ -287,7 +290,7 @@ def report(res: dict, runs: dict, msts: dict) -> str:
     for fmt in ("npz", "json"):
         r = runs[("cli", fmt)]
         L.append(f"| `g2pl run programs/bfs.g2pl --graph {res['graph']} --output out.{fmt}` | {_med(r, 'wall'):.2f} s, "
-                 f"{_med(r, 'peak_rss') / mb:.0f} MiB | `bfs -g {res['scale']} -n 1` {_med(gcli, 'wall'):.2f} s, "
+                 f"{_med(r, 'peak_rss') / mb:.0f} MiB | `bfs -g {res['scale']} -n 1` (1 thread) {_med(gcli, 'wall'):.2f} s, "
                  f"{_med(gcli, 'peak_rss') / mb:.0f} MiB | {_med(r, 'wall') / _med(gcli, 'wall'):.2f}x |")
     t, gt = _med(runs[("tc", "g2pl")]), _med(runs[("tc", "gapbs")])
     L.append(f"| triangles kron:{res['tc_scale']} (`time_s`) | {t:.4f} s ({res['triangles']:,} triangles) | "
@@ -306,7 +309,7 @@ def report(res: dict, runs: dict, msts: dict) -> str:
           "GAPBS times are its `Trial Time` (the kernel alone; CPU: one trial as the difference between runs "
           f"with {AK.TRIALS + 1} trials and 1). `prog.run` rows: the call's wall time on the loaded graph. "
           "End-to-end rows: the whole process (start-up, generating the graph, the run, writing the output) "
-          "against GAPBS generating its own graph of the same scale.", "", f"Command: `{res['command']}`"]
+          "against GAPBS generating its own graph of the same scale, one thread each.", "", f"Command: `{res['command']}`"]
     return "\n".join(L) + "\n"
 
 

@@ -117,8 +117,10 @@ class Runtime:
         self._pushes = bool(self._push_dirs)
         # a sum, count or average over neighbours is one sparse mat-vec (SciPy on the NumPy backend)
         self._sums = any(isinstance(v, Spec) and v.op in ("sum", "count", "avg") for v in vars(module).values())
-        # neighbourhood combines over a large adjacency run compiled row kernels where numba is there
-        self._combines = any(isinstance(v, Spec) and v.kind == "nbr" for v in vars(module).values())
+        # neighbourhood combines over a large adjacency run compiled row kernels where numba is there (not
+        # the existence tests `or`/`and`: an early-exit pull reads about a row's first entries, kernels.any_pull)
+        self._combines = any(isinstance(v, Spec) and v.kind == "nbr" and v.op not in ("or", "and")
+                             for v in vars(module).values())
         self._rand_counts = [0] * int(getattr(module, "RAND_SITES", 0))
         self._names = tuple(getattr(module, "VARIABLES", ()))  # what a checkpoint saves
         # the naive code's broadcast: every vertex sends one record along every adjacency entry it has
