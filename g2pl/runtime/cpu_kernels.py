@@ -20,6 +20,7 @@ in order by one thread, so the answers have the same bits for any thread count.
 from __future__ import annotations
 
 import os
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -135,8 +136,19 @@ def _jit(fn: Callable, parallel: bool = False) -> Callable:
     if key not in _state:
         numba = _state["numba"]
         fn.__globals__["prange"] = numba.prange
+        if parallel:  # a copy under its own name: numba's disk cache files a function by its name and
+            # types, not its options, so the serial and the parallel build would load each other's code
+            fn = _renamed(fn, fn.__name__ + "__parallel")
         _state[key] = numba.njit(cache=True, nogil=True, parallel=parallel)(fn)
     return _state[key]
+
+
+def _renamed(fn: Callable, name: str) -> Callable:
+    """The function `fn` (same code, globals and module) under another name."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    copy.__qualname__ = name  # (the kernels are module-level functions)
+    copy.__module__ = fn.__module__
+    return copy
 
 
 # ------------------------------------------------------------ triangles of an oriented graph

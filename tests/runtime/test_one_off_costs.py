@@ -82,3 +82,37 @@ def test_an_early_exit_pull_over_few_rows_keeps_numba_unloaded():
     forced = _fresh(code, G2PL_NUMBA="1")
     assert auto.split() == [forced.split()[0], "False"]
     assert forced.split()[1] == "True"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba not installed")
+def test_serial_and_parallel_builds_keep_their_own_disk_cache(tmp_path):
+    """numba's disk cache files a function by its name and types, not by its options: had the serial and
+    the parallel build of a row kernel one name, whichever was compiled first would be loaded for both
+    from then on (seen: PageRank's parallel row sum running on one thread, and with G2PL_THREADS=1 a
+    serial kernel on every core).  The parallel build is a copy under its own name, with its own files."""
+    mod = tmp_path / "spin_kernels.py"
+    mod.write_text(textwrap.dedent('''
+        import numpy as np
+        prange = range
+
+        def spin(out, cuts):
+            for b in prange(len(cuts) - 1):
+                out[b] = np.sqrt(b + 1.0)
+    '''))
+    code = f"""
+        import sys
+        import numpy as np
+        sys.path.insert(0, {str(tmp_path)!r})
+        import spin_kernels
+        from g2pl.runtime import cpu_kernels
+        assert cpu_kernels.available()
+        out = np.zeros(64)
+        cpu_kernels.run_rows(spin_kernels.spin, (out,), items=64, nthreads=1)
+        cpu_kernels.run_rows(spin_kernels.spin, (out,), items=64, nthreads=2)
+        print(cpu_kernels._state["jit:spin:parallel"].py_func.__name__, bool(out[:16].all()))
+    """
+    cache = tmp_path / "cache"
+    for _ in range(2):  # compiled, then loaded from the cache
+        assert _fresh(code, NUMBA_CACHE_DIR=str(cache), NUMBA_NUM_THREADS="2").split() == ["spin__parallel", "True"]
+    index = sorted(p.name.split("-")[0] for p in cache.rglob("*.nbi"))
+    assert index == ["spin_kernels.spin", "spin_kernels.spin__parallel"]
