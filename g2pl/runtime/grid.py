@@ -123,11 +123,11 @@ class GridComm:
     def alltoallv(self, send: np.ndarray, send_counts: Any, recv_counts: Any = None
                   ) -> tuple[np.ndarray, np.ndarray]:
         """The direct all-to-all's result (data from each source in rank order, counts per source),
-        delivered in two hops."""
+        delivered in two hops.  `recv_counts` is not needed: the hops' headers carry the counts."""
         rows, cols = self.shape
         send = np.ascontiguousarray(send)
         counts = np.asarray(send_counts, dtype=np.int64).reshape(rows, cols)  # [dest row, dest column]
-        starts = np.concatenate([[0], np.cumsum(counts.reshape(-1))]).reshape(-1)
+        starts = np.concatenate([[0], np.cumsum(counts.reshape(-1))])
         # hop 1, along my row: to column c's rank, the pieces for (every row, c), by destination row
         head1 = self._hop(self._row_line, _header(counts.T), np.full(cols, rows),
                           np.full(cols, rows)).reshape(cols, rows).astype(np.int64)  # [source col, dest row]
