@@ -21,7 +21,7 @@ from types import FrameType
 from typing import IO, Any, TypeAlias
 
 from g2pl.errors import G2PLError
-from g2pl.runtime import launch
+from g2pl.runtime import launch, shm_leftovers
 from g2pl.runtime.launch import POLL_S, signal_name, watchdog_grace
 from g2pl.runtime.reaper import ERR, proc_state, reaper_command
 
@@ -98,6 +98,7 @@ class Supervisor:
     def run(self) -> int:
         """Start the job and wait for it; the exit status of `g2pl run`."""
         previous = self._catch_signals()
+        shm_before = shm_leftovers.segments()
         theirs, self.lifeline = os.pipe()  # both ends close-on-exec: only the reaper gets `theirs`
         try:
             try:
@@ -128,6 +129,7 @@ class Supervisor:
                 deaths.join(timeout=5)
         finally:
             self._release()  # whatever happened here, nothing of the job outlives this call
+            shm_leftovers.remove_leftovers(shm_before)  # nor the segments of ranks killed before they cleaned up
             if not self.signals:  # after a signal stay deaf to a second Ctrl-C: we are exiting anyway
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_ingest import assert_same_parts, random_case
+from test_ingest import assert_same_parts
 from test_security_graph_files import _edit, _refused, _saved, _set, _swap, fuzz
 from thread_comm import run_ranks
 
@@ -27,8 +27,14 @@ SIZES = (1, 2, 3, 4)
 
 def _graph(seed: int, directed: bool, weighted: bool) -> Graph:
     """Non-contiguous IDs in three components, isolated vertices, and self-loops and duplicates in the
-    input (so the file's counts are not all zero): test_ingest's random case, whole."""
-    return random_case(seed, 1, directed, weighted)[0]
+    input (so the file's counts are not all zero)."""
+    rng = np.random.default_rng(seed)
+    ids = rng.choice(10**12, 90, replace=False)
+    comps = [ids[:45], ids[45:70], ids[70:82]]
+    s = np.concatenate([rng.choice(c, 3 * len(c)) for c in comps])
+    d = np.concatenate([rng.choice(c, 3 * len(c)) for c in comps])
+    w = rng.integers(1, 9, len(s)).astype(float) if weighted else None
+    return build_graph(s, d, w, directed=directed, name="t", extra_ids=ids[82:])
 
 
 def _loaded(path: Path, directed: bool, size: int, renumber: str | None = None) -> list[ingest.DistributedGraph]:
