@@ -42,7 +42,7 @@ holds more than its share: rank r of P reads the header and edges
 across the cut. Each rank makes the same checks on its slices: the edges its
 rows' entries name, and the IDs of its edges' endpoints, come from the ranks
 holding them by request/answer exchanges, and the out-degrees of its rows are
-counted where the (sorted) edges lie. Every check is one collective step, in
+counted from every rank's edges (`share.counts_at_owners`). Every check is one collective step, in
 `load_binary`'s order, whose error is the lowest rank's; each check reports
 the first bad position in the whole file (never the first bad chunk or block),
 so a bad file is refused on every rank, whatever their number, with the error
@@ -66,7 +66,7 @@ import numpy as np
 
 from g2pl.errors import G2PLError, reading_graph_file
 from g2pl.graph.graph import MAX_VERTEX_ID, Graph, index_dtype, unit_weights
-from g2pl.graph.share import EdgeShare, agreed
+from g2pl.graph.share import EdgeShare, agreed, counts_at_owners, exscan, owner, send, send_back
 from g2pl.io.output_files import atomic_file, output_problem
 
 MAGIC = b"G2PLGRF\x01"
@@ -624,25 +624,20 @@ def binary_share(path: str, directed: bool, rank: int, size: int, comm: Any) -> 
         return _Slices(path, agreed(comm, opened), comm, rank, size).share(bool(directed))
 
 
-def _exscan(comm: Any, value: int) -> int:
-    """The sum of `value` over the ranks below this one."""
-    return sum(comm.allgather(int(value))[:comm.rank])
-
-
 def _ask(comm: Any, cuts: np.ndarray, want: np.ndarray, answer: Callable[[np.ndarray], tuple[np.ndarray, ...]]
          ) -> list[np.ndarray]:
     """What the ranks holding the slices [cuts[q], cuts[q + 1]) of an array tell of its entries `want`:
-    each position sent to its holder by one alltoallv, `answer(the positions in its slice)` computed
-    there (int64 arrays, one value a position), and sent back in the order asked. Collective."""
-    owner = np.searchsorted(cuts, want, side="right") - 1
-    grouped = want.size < 2 or bool(np.all(owner[1:] >= owner[:-1]))
-    key = owner.astype(np.int16) if comm.size <= 1 << 15 else owner  # a stable sort of 16-bit keys: a radix sort
-    order = None if grouped else np.argsort(key, kind="stable")
-    sent = np.bincount(owner, minlength=comm.size).astype(np.int64)
-    asked, got = comm.alltoallv(np.asarray(want if order is None else want[order], dtype=np.int64), sent)
+    each position sent to its holder, `answer(the positions in its slice)` computed there (int64 arrays,
+    one value a position), and sent back in the order asked. Collective."""
+    dest = owner(cuts, want)
+    order = None if want.size < 2 or bool(np.all(dest[1:] >= dest[:-1])) else np.argsort(dest, kind="stable")
+    if order is not None:
+        want, dest = want[order], dest[order]
+    (asked,), got = send(comm, dest, [np.asarray(want, dtype=np.int64)])
+    sent = np.bincount(dest, minlength=comm.size).astype(np.int64)
     out = []
     for a in answer(asked - int(cuts[comm.rank])):
-        back = comm.alltoallv(np.asarray(a, dtype=np.int64), got, sent)[0]
+        back = send_back(comm, np.asarray(a, dtype=np.int64), got, sent)
         if order is not None:
             back[order] = back.copy()
         out.append(back)
@@ -658,24 +653,6 @@ def _ask_range(comm: Any, cuts: np.ndarray, lo: int, hi: int, values: np.ndarray
     asked -= cuts[rank]
     mine = np.concatenate([np.zeros(0, np.int64)] + [values[a:b].astype(np.int64) for a, b in asked])
     return comm.alltoallv(mine, asked[:, 1] - asked[:, 0], part[:, 1] - part[:, 0])[0]
-
-
-def _runs(comm: Any, cuts: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
-    """How often each index of this rank's range cuts[rank]..cuts[rank + 1]-1 occurs in all ranks'
-    `sorted_values` (sorted across the ranks too): runs of equal values, counted where they lie and
-    sent to the range owners, one per index and per slice a run crosses (no array of every index on
-    any rank). Collective."""
-    x = sorted_values
-    starts = np.flatnonzero(np.concatenate([[True], x[1:] != x[:-1]])) if x.size else np.zeros(0, np.int64)
-    lengths = np.diff(np.append(starts, x.size)).astype(np.int64)
-    v = x[starts].astype(np.int64)
-    sent = np.bincount(np.searchsorted(cuts, v, side="right") - 1, minlength=comm.size).astype(np.int64)
-    got_v, got = comm.alltoallv(v, sent)
-    got_n = comm.alltoallv(lengths, sent, got)[0]
-    lo = int(cuts[comm.rank])
-    out = np.zeros(int(cuts[comm.rank + 1]) - lo, dtype=np.int64)
-    np.add.at(out, got_v - lo, got_n)
-    return out
 
 
 class _Slices:
@@ -722,8 +699,8 @@ class _Slices:
         ids, src, dst = ids[iv:], src[ie:], dst[ie:]
         entries = m if directed else 2 * m
         lengths = self.step(lambda: _row_lengths(path, "in", in_ptr, entries, vlo == 0, vhi == n))
-        deg_src = _runs(comm, vcut, src)
-        before = _exscan(comm, int(deg_src.sum()))  # the edges out of lower rows: they come first
+        deg_src = counts_at_owners(comm, src, vcut)
+        before = exscan(comm, int(deg_src.sum()))[0]  # the edges out of lower rows: they come first
         if directed:
             deg_dst = lengths
             self.step(lambda: _check_out_pointers(path, self.read("out_indptr", vlo, vhi + 1), deg_src, before))

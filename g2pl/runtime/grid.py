@@ -71,9 +71,9 @@ class _Line:
     """The ranks `members` of one row or column, as a communicator for one hop: a sub-communicator
     when the base one can split (MPI), else the base one with zero counts off the line."""
 
-    def __init__(self, base: Any, members: np.ndarray, color: int, key: int) -> None:
-        self.base, self.members = base, members
-        self.sub = base.split(color, key) if hasattr(base, "split") else None
+    def __init__(self, base: Any, members: np.ndarray, color: int, me: int) -> None:
+        self.base, self.members, self.me = base, members, me  # `me`: this rank's place on the line
+        self.sub = base.split(color, me) if hasattr(base, "split") else None
 
     def alltoallv(self, send: np.ndarray, counts: np.ndarray, recv: np.ndarray) -> np.ndarray:
         if self.sub is not None:
@@ -112,9 +112,8 @@ class GridComm:
         return out
 
     def _hop(self, line: _Line, send: np.ndarray, counts: np.ndarray, recv: np.ndarray) -> np.ndarray:
-        me = int(np.flatnonzero(line.members == self.rank)[0])
         item = send.dtype.itemsize
-        off = np.arange(len(counts)) != me
+        off = np.arange(len(counts)) != line.me
         self.bytes_sent += int(counts[off].sum()) * item
         self.bytes_received += int(recv[off].sum()) * item
         self.partners.update(int(r) for r in line.members[off & (counts > 0)])

@@ -48,7 +48,7 @@ from g2pl.graph.loaders import (
     parse_graph_spec,
 )
 from g2pl.graph.memory import available_memory, estimate_bytes, temporaries_returned
-from g2pl.graph.share import EdgeShare
+from g2pl.graph.share import EdgeShare, counts_at_owners, exscan, owner, send, send_back
 from g2pl.runtime.array_kernels import HostOps, expand_ranges
 from g2pl.runtime.checkpoint import content_digest, content_sums
 from g2pl.runtime.partition import RENUMBERINGS, LocalGraph
@@ -119,60 +119,6 @@ class DistributedGraph:
 # ---------------------------------------------------------------------------- collectives
 
 
-def _send(comm, dest: np.ndarray, arrays: list[np.ndarray | None]) -> tuple[list, np.ndarray]:
-    """Each array's entries to rank `dest[i]`; per source rank, the entries keep their order, and
-    sources arrive in rank order.  Returns (received arrays, counts received per source)."""
-    size = comm.size
-    counts = np.bincount(dest, minlength=size).astype(np.int64)
-    grouped = size == 1 or len(dest) < 2 or not bool(np.any(dest[1:] < dest[:-1]))
-    masks = None if grouped or size > 16 else [dest == q for q in range(size)]  # a few passes, no index array
-    order = None if grouped or masks is not None else np.argsort(dest, kind="stable")  # 16-bit: a radix sort
-    out: list = []
-    recv_counts = None
-    for a in arrays:
-        if a is None:
-            out.append(None)
-            continue
-        if masks is not None:
-            buf = np.empty_like(a)
-            at = 0
-            for q, sel in enumerate(masks):
-                buf[at:at + counts[q]] = a[sel]
-                at += int(counts[q])
-        else:
-            buf = a if order is None else a[order]
-        got, recv_counts = comm.alltoallv(buf, counts, recv_counts)
-        del buf
-        out.append(got)
-    if recv_counts is None:
-        recv_counts = np.asarray(comm.alltoallv(np.zeros(0, np.int8), counts)[1])
-    return out, np.asarray(recv_counts, dtype=np.int64)
-
-
-def _send_back(comm, answer: np.ndarray, recv_counts: np.ndarray, sent_counts: np.ndarray) -> np.ndarray:
-    """Answers to requests received with `recv_counts`, returned to their senders (who sent
-    `sent_counts`), in request order."""
-    return comm.alltoallv(answer, recv_counts, sent_counts)[0]
-
-
-def _exscan(comm, value: int) -> tuple[int, int]:
-    """(sum of `value` over lower ranks, sum over all ranks)."""
-    vals = comm.allgather(int(value))
-    return int(sum(vals[:comm.rank])), int(sum(vals))
-
-
-def _owner(bounds: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Rank of each value of `x` among consecutive ranges starting at `bounds[:-1]` (16-bit below
-    32768 ranks: a stable sort by owner is then a radix sort)."""
-    dt = np.int16 if len(bounds) <= (1 << 15) else np.int64
-    if len(bounds) <= 9:  # a few comparisons beat a binary search per value
-        out = np.zeros(len(x), dtype=dt)
-        for cut in bounds[1:-1]:
-            out += x >= cut
-        return out
-    return (np.searchsorted(bounds, x, side="right") - 1).astype(dt)
-
-
 # ---------------------------------------------------------------------------- the build
 
 
@@ -193,11 +139,11 @@ def build(comm, share: EdgeShare, renumber: str | None = "auto", *, entry_routes
     share.src = share.dst = share.extra = empty  # taken: each array is freed once consumed here
     share.weight = None
     weighted = bool(comm.allgather(w is not None)[0])
-    n_input = _exscan(comm, len(s))[1]
+    n_input = exscan(comm, len(s))[1]
 
     # 1. self-loops, orientation
     keep = s != d
-    loops = _exscan(comm, len(s) - int(np.count_nonzero(keep)))[1]
+    loops = exscan(comm, len(s) - int(np.count_nonzero(keep)))[1]
     if not bool(keep.all()):
         extra = np.concatenate([extra.astype(np.int64), s[~keep].astype(np.int64)])  # still vertices
         s, d = s[keep], d[keep]
@@ -211,7 +157,7 @@ def build(comm, share: EdgeShare, renumber: str | None = "auto", *, entry_routes
     # would give the lowest range most of the edges)
     dense_n = share.id_bound
     id_cuts = _splitters(comm, s, np.iinfo(np.int64).max if dense_n is None else int(dense_n))
-    (s, d, w), _ = _send(comm, _owner(id_cuts, s), [s, d, w])
+    (s, d, w), _ = send(comm, owner(id_cuts, s), [s, d, w])
 
     # 3. vertex numbering: this rank's IDs (ascending) are global indices off .. off + len - 1
     if dense_n is not None:  # the vertices are exactly 0 .. N-1: an ID is its index
@@ -231,14 +177,14 @@ def build(comm, share: EdgeShare, renumber: str | None = "auto", *, entry_routes
     pair = [a, b]
     del a, b  # _dedup frees each input once it is keyed
     a, b, w = _dedup(pair, w, n)
-    eoff, m = _exscan(comm, len(a))
+    eoff, m = exscan(comm, len(a))
     dups = n_input - loops - m
 
     # 5. degrees and the vertex blocks
     index_cuts = np.array(comm.allgather(off) + [n], dtype=np.int64)
     deg = np.bincount(a - off, minlength=my_count).astype(np.int64)
-    deg += _counts_at_owners(comm, b, index_cuts)
-    isolated = _exscan(comm, int(np.count_nonzero(deg == 0)))[1]
+    deg += counts_at_owners(comm, b, index_cuts)
+    isolated = exscan(comm, int(np.count_nonzero(deg == 0)))[1]
     renumber = _resolve(comm, renumber, deg, n)
     bounds = _block_bounds(comm, deg, n)
     del deg
@@ -248,7 +194,7 @@ def build(comm, share: EdgeShare, renumber: str | None = "auto", *, entry_routes
     if my_ids is None:
         own_ids = np.arange(lo, hi, dtype=np.int64)
     else:
-        (own_ids,), _ = _send(comm, _owner(bounds, off + np.arange(my_count)), [my_ids])
+        (own_ids,), _ = send(comm, owner(bounds, off + np.arange(my_count)), [my_ids])
     del my_ids
     edges = [a, b, w]
     del a, b, w
@@ -267,30 +213,17 @@ def _numbered(comm, s: np.ndarray, d: np.ndarray, extra: np.ndarray, id_cuts: np
     size = comm.size
     us, s_inv = np.unique(s, return_inverse=True)
     ud, d_inv = np.unique(d, return_inverse=True)
-    (ud_at_owner,), ud_counts = _send(comm, _owner(id_cuts, ud), [ud])
-    (extra_at_owner,), _ = _send(comm, _owner(id_cuts, extra), [extra])
+    (ud_at_owner,), ud_counts = send(comm, owner(id_cuts, ud), [ud])
+    (extra_at_owner,), _ = send(comm, owner(id_cuts, extra), [extra])
     my_ids = np.unique(np.concatenate([us.astype(np.int64), ud_at_owner.astype(np.int64),
                                        extra_at_owner.astype(np.int64)]))
-    off, n = _exscan(comm, len(my_ids))
+    off, n = exscan(comm, len(my_ids))
     vt = index_dtype(n)
     answer = off + np.searchsorted(my_ids, ud_at_owner)
-    ud_index = _send_back(comm, answer, ud_counts, np.bincount(_owner(id_cuts, ud), minlength=size))
+    ud_index = send_back(comm, answer, ud_counts, np.bincount(owner(id_cuts, ud), minlength=size))
     a = (off + np.searchsorted(my_ids, us)).astype(vt)[s_inv]
     b = ud_index.astype(vt)[d_inv]
     return a, b, my_ids, off, n
-
-
-def _counts_at_owners(comm, x: np.ndarray, cuts: np.ndarray) -> np.ndarray:
-    """How often each index of this rank's range (cuts[rank] .. cuts[rank + 1] - 1) occurs in the `x`
-    of all ranks.  Counted here and the counts sent (n values) when n is small next to the entries,
-    else the entries themselves sent."""
-    n, rank = int(cuts[-1]), comm.rank
-    mine = int(cuts[rank + 1] - cuts[rank])
-    if n <= 2 * len(x) + 1024 or comm.size == 1:
-        got = comm.alltoallv(np.bincount(x, minlength=n).astype(np.int64), np.diff(cuts))[0]
-        return got.reshape(comm.size, mine).sum(axis=0) if comm.size > 1 else got
-    (at,), _ = _send(comm, _owner(cuts, x), [x])
-    return np.bincount(at - cuts[rank], minlength=mine)
 
 
 def _splitters(comm, ids: np.ndarray, end: int) -> np.ndarray:
@@ -319,8 +252,8 @@ def _block_bounds(comm, deg: np.ndarray, n: int) -> np.ndarray:
     """`partition.block_bounds` from the degrees each rank holds (its consecutive vertex indices)."""
     size = comm.size
     wsum = np.cumsum(1 + deg)
-    before, total = _exscan(comm, int(wsum[-1]) if len(wsum) else 0)
-    idx_off = _exscan(comm, len(deg))[0]
+    before, total = exscan(comm, int(wsum[-1]) if len(wsum) else 0)
+    idx_off = exscan(comm, len(deg))[0]
     targets = np.arange(1, size, dtype=np.float64) * total / size
     cuts = np.full(size - 1, np.iinfo(np.int64).max, dtype=np.int64)
     if len(wsum):
@@ -377,10 +310,10 @@ def _part(comm, edges: list, m: int, n: int, bounds: np.ndarray, own_ids: np.nda
 
     # send lists: each rank asks the owners for its ghosts (sorted, so grouped by owner); the owners
     # answer with the ghosts' IDs
-    gowner = _owner(bounds, ghosts)
+    gowner = owner(bounds, ghosts)
     recv_counts = np.bincount(gowner, minlength=size).astype(np.int64)
-    (asked,), asked_counts = _send(comm, gowner, [ghosts])
-    ghost_ids = _send_back(comm, own_ids[asked - lo], asked_counts, recv_counts)
+    (asked,), asked_counts = send(comm, gowner, [ghosts])
+    ghost_ids = send_back(comm, own_ids[asked - lo], asked_counts, recv_counts)
     send_idx = to_local[asked - lo]
     del asked
     ids = own_ids if order is None else own_ids[order]
@@ -451,7 +384,7 @@ def _ship(comm, edges: list, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray
     step = _CHUNK * 4
 
     def dests(k0: int) -> tuple[np.ndarray, np.ndarray]:
-        oa, ob = _owner(bounds, a[k0:k0 + step]), _owner(bounds, b[k0:k0 + step])
+        oa, ob = owner(bounds, a[k0:k0 + step]), owner(bounds, b[k0:k0 + step])
         return oa, np.where(ob != oa, ob, -1).astype(oa.dtype)
 
     counts = np.zeros(size, dtype=np.int64)
@@ -591,11 +524,11 @@ def _entry_routes(comm, lg: LocalGraph, senders: np.ndarray, ghosts: np.ndarray,
     nl = lg.n
     slot = senders[senders >= nl].astype(np.int64) - nl
     remote = ghosts[slot]
-    owners = _owner(bounds, remote)
+    owners = owner(bounds, remote)
     order = np.argsort(owners, kind="stable")
     lg.nv_recv_ghost = slot[order]
     lg.nv_recv_counts = np.bincount(owners, minlength=comm.size).astype(np.int64)
-    (asked,), counts = _send(comm, owners[order], [remote[order]])
+    (asked,), counts = send(comm, owners[order], [remote[order]])
     lg.nv_send_idx = to_local[asked - lg.lo].astype(np.int64)
     lg.nv_send_counts = counts
 
