@@ -29,6 +29,7 @@ class Adjacency:
         self._indptr = indptr
         self._n_ext = len(ext_ids)
         self._mats: dict[str, Any] = {}
+        self._blocks: Any = False  # the backend's column_blocks, made on first use (False: not yet)
         # (indptr over senders, receivers, edges) when the graph already has it, or a callable giving it
         self._reverse = reverse
         self._sender_counts = None
@@ -75,8 +76,18 @@ class Adjacency:
     def matrix(self, kind: str):
         """The adjacency as a sparse matrix of ones (rows: receivers, columns: ext senders)."""
         if kind not in self._mats:
-            self._mats[kind] = self.bk.csr_matrix(self._indptr, self.nbr, self._n_ext, kind)
+            self._mats[kind] = self.bk.csr_matrix(self._indptr, self.nbr, self._n_ext, kind, self.blocks())
         return self._mats[kind]
+
+    def blocks(self):
+        """The backend's `column_blocks` of the entries (shared by every reduction over them), or None."""
+        if self._blocks is False:
+            self._blocks = self.bk.column_blocks(self._indptr, self.nbr, self._ext_ids)
+        return self._blocks
+
+    def gather_reduce(self, ufunc, table, fill):
+        """Per receiver, `ufunc` reduced over table[sender] of its entries (`fill` where none)."""
+        return self.seg.gather_reduce(ufunc, table, self.nbr, fill, self.blocks())
 
     def forget_views(self) -> None:
         self._views.clear()

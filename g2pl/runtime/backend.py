@@ -50,8 +50,9 @@ class Segments(Protocol):
         """Per-row sum of per-entry `vals` (0 for empty rows)."""
         ...
 
-    def gather_reduce(self, ufunc: Any, table: Array, idx: Array, fill: Any) -> Array:
-        """`reduce(ufunc, table[idx], fill)` without the entry-length temporary."""
+    def gather_reduce(self, ufunc: Any, table: Array, idx: Array, fill: Any, blocks: Any = None) -> Array:
+        """`reduce(ufunc, table[idx], fill)` without the entry-length temporary (`blocks`: the backend's
+        `column_blocks` of these entries, or None)."""
         ...
 
     def count(self, mask: Array) -> Array:
@@ -190,8 +191,15 @@ class Backend(Ops, KernelOps, Protocol):
         """The CSR row structure of `indptr` (the adjacency's rows), with per-row reductions."""
         ...
 
-    def csr_matrix(self, indptr: Array, cols: Array, n_cols: int, kind: str) -> Any:
-        """The adjacency as a matrix of ones for `@` a vector: sums and counts as one SpMV."""
+    def csr_matrix(self, indptr: Array, cols: Array, n_cols: int, kind: str, blocks: Any = None) -> Any:
+        """The adjacency as a matrix of ones for `@` a vector: sums and counts as one SpMV (`blocks`: the
+        backend's `column_blocks` of these entries, or None)."""
+        ...
+
+    def column_blocks(self, indptr: Array, cols: Array, order: Array) -> Any:
+        """What this backend's reductions over the CSR's entries (`gather_reduce`, `csr_matrix`) may
+        use to go faster, the same bits; `order`: each column's original ID (a row's entries are in
+        that order).  None where the backend has nothing of the kind."""
         ...
 
     def transpose(self, indptr: Array, cols: Array, data: Array | None, n_cols: int

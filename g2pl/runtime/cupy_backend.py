@@ -178,8 +178,12 @@ class CuPyBackend(intops.IntOpsMixin):
     def plus_edge_reduce(op: str, indptr, nbr, x, sent, w, eid, elem: str):
         return None  # the head over entry arrays on the device (neighbourhood.Neighbourhood._reduce)
 
-    def csr_matrix(self, indptr, cols, n_cols: int, kind: str):
+    def csr_matrix(self, indptr, cols, n_cols: int, kind: str, blocks=None):
         return CK.DeviceCSR(self, self.sparse, indptr, cols, n_cols)
+
+    @staticmethod
+    def column_blocks(indptr, cols, order):
+        return None  # (the device's gathers are not cache-bound the same way: one thread per row)
 
     def transpose(self, indptr, cols, data, n_cols: int):
         xp = self.xp  # edge ids travel as float64 data: exact below 2**53 edges

@@ -46,7 +46,7 @@ class Segments:
     def sum(self, vals):
         return self.reduce(self.xp.add, vals, 0)
 
-    def gather_reduce(self, ufunc, table, idx, fill):
+    def gather_reduce(self, ufunc, table, idx, fill, blocks=None):
         """`reduce(ufunc, table[idx], fill)` with the gather fused into the reduction (no entry-length
         temporary)."""
         op = RK.ufunc_op(self.xp, ufunc)

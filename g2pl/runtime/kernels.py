@@ -15,6 +15,7 @@ import numpy as np
 
 from g2pl.runtime import array_kernels as AK
 from g2pl.runtime import cpu_kernels
+from g2pl.runtime.column_blocks import ColumnBlocks
 from g2pl.runtime.rng import uniform  # noqa: F401  (the NumPy backend's RNG: rng.py, shared by every backend)
 from g2pl.runtime.values import DTYPES, INT64_MAX, INT64_MIN, empty_value, identity  # noqa: F401
 
@@ -139,15 +140,16 @@ class Segments:
     #: entries gathered per block by `gather_reduce` (the block stays in cache between gather and reduce)
     BLOCK = 1 << 17
 
-    def gather_reduce(self, ufunc: np.ufunc, table: np.ndarray, idx: np.ndarray, fill) -> np.ndarray:
+    def gather_reduce(self, ufunc: np.ufunc, table: np.ndarray, idx: np.ndarray, fill,
+                      blocks: ColumnBlocks | None = None) -> np.ndarray:
         """`reduce(ufunc, table[idx], fill)` (idx: one table index per entry) without the entry-length
-        array: one compiled pass over a large adjacency (`row_reduce`), else rows are taken in blocks of
-        about BLOCK entries, each gathered into one reused buffer and reduced while it is still in cache.
-        Same result (each row's entries are reduced in order)."""
+        array: one compiled pass over a large adjacency (`row_reduce`, by `blocks` where given), else
+        rows are taken in blocks of about BLOCK entries, each gathered into one reused buffer and
+        reduced while it is still in cache.  Same result (each row's entries are reduced in order)."""
         total = len(idx)
         if ufunc is not np.add:
             got = row_reduce("min" if ufunc is np.minimum else "max" if ufunc is np.maximum else "",
-                             self.indptr, idx, table, fill)
+                             self.indptr, idx, table, fill, blocks=blocks)
             if got is not None:
                 return got
         st, ne = self.starts, self.nonempty
@@ -208,7 +210,8 @@ _ROW_KERNELS: dict[str, Callable[..., None]] = {"sum": _row_sums, "min": _row_ex
 
 
 def row_reduce(op: str, indptr: np.ndarray, cols: np.ndarray, x: np.ndarray, fill=0,
-               force: bool = False, nthreads: int | None = None) -> np.ndarray | None:
+               force: bool = False, nthreads: int | None = None, blocks: ColumnBlocks | None = None
+               ) -> np.ndarray | None:
     """Per CSR row, `op` ("sum", "min", "max") of x[cols[k]] over its entries k, in one compiled pass:
     each entry costs its column index and the gathered value, with no entry-length array in between
     (SciPy's product also reads an 8-byte 1.0 per entry; NumPy's gather and `reduceat`, three passes).
@@ -216,7 +219,12 @@ def row_reduce(op: str, indptr: np.ndarray, cols: np.ndarray, x: np.ndarray, fil
     row gets `fill` for min and max.  Rows are shared among `nthreads` threads (default
     cpu_kernels.threads()), each row reduced by one, so the bits do not depend on the count.  None (the
     caller's NumPy path, the same answer) where numba is absent or turned off, or the adjacency is too
-    small to repay loading it (cpu_kernels.use), unless `force` (where numba is there)."""
+    small to repay loading it (cpu_kernels.use), unless `force` (where numba is there).  `blocks`, the
+    same entries by column blocks (column_blocks.py), serve instead where they can: the same bits."""
+    if blocks is not None:
+        got = blocks.reduce(op, x, fill, nthreads)
+        if got is not None:
+            return got
     kernel = _ROW_KERNELS.get(op)
     if kernel is None or not (cpu_kernels.available() if force else cpu_kernels.use(len(cols))):
         return None

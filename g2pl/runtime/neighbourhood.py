@@ -436,13 +436,13 @@ class Neighbourhood:
             v32 = vv.astype(xp.int32)
             if msk is not None:
                 v32 = bk.select(msk, v32, xp.int32(ident32))
-            r32 = adj.seg.gather_reduce(ufunc, v32, adj.nbr, ident32)
+            r32 = adj.gather_reduce(ufunc, v32, ident32)
             r = r32.astype(xp.int64)
             bk.put_where(r, r32 == ident32, ident)
         else:
             if msk is not None:
                 vv = bk.select(msk, vv, dt.type(ident))
-            r = adj.seg.gather_reduce(ufunc, vv, adj.nbr, ident)
+            r = adj.gather_reduce(ufunc, vv, ident)
         empty_val = bk.empty_value(op, elem)
         if empty_val != ident:  # vid: an empty row is -1, not the identity
             rows = bk.nonzero(r == ident)
@@ -477,7 +477,7 @@ class Neighbourhood:
             none32 = xp.iinfo(xp.int32).max  # larger than every key
             if msk is not None:
                 key32 = bk.select(msk, key32, xp.int32(none32))
-            best32 = adj.seg.gather_reduce(xp.minimum, key32, adj.nbr, none32)
+            best32 = adj.gather_reduce(xp.minimum, key32, none32)
             found = bk.nonzero(best32 != none32)
             out[found] = cache.rank_id[best32[found].astype(xp.int64) % ne]
             return out
@@ -485,7 +485,7 @@ class Neighbourhood:
         key = (val << 32) | cache.id_rank
         if msk is not None:
             key = bk.select(msk, key, xp.int64(int64_max))
-        best = adj.seg.gather_reduce(xp.minimum, key, adj.nbr, int64_max)
+        best = adj.gather_reduce(xp.minimum, key, int64_max)
         found = bk.nonzero(best != int64_max)
         out[found] = cache.rank_id[best[found] & 0xFFFFFFFF]
         return out

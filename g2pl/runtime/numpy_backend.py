@@ -16,6 +16,7 @@ from g2pl.runtime import array_kernels as AK
 from g2pl.runtime import cpu_kernels, intops  # (cpu_kernels imports numba on first use, not here)
 from g2pl.runtime import kernels as K
 from g2pl.runtime import partials as P
+from g2pl.runtime.column_blocks import ColumnBlocks
 
 
 def load_sparse() -> ModuleType:
@@ -31,13 +32,15 @@ class OnesMatrix:
     """The adjacency as a CSR matrix of ones, for `@` a vector (sums and counts over neighbours).
 
     On a large adjacency where numba is there, the product is one compiled pass that adds each row's
-    gathered entries (kernels.row_reduce): 4 bytes of column index read per entry, where SciPy's
+    gathered entries (kernels.row_reduce; by column blocks, column_blocks.py, where the adjacency has
+    them): 4 bytes of column index read per entry, where SciPy's
     `csr_matvec` also reads the matrix's 8-byte 1.0 (and the matrix holds those 8 bytes per entry).
     Otherwise SciPy's product, its matrix made on first use.  Both add a row's entries in order from
     +0, so the result has the same bits either way, on any number of ranks."""
 
-    def __init__(self, indptr: np.ndarray, cols: np.ndarray, n_cols: int, kind: str) -> None:
-        self.indptr, self.cols, self.n_cols = indptr, cols, n_cols
+    def __init__(self, indptr: np.ndarray, cols: np.ndarray, n_cols: int, kind: str,
+                 blocks: ColumnBlocks | None = None) -> None:
+        self.indptr, self.cols, self.n_cols, self.blocks = indptr, cols, n_cols, blocks
         self.dtype = np.dtype(np.float64 if kind == "f" else np.int64)
         self._scipy = None
 
@@ -47,7 +50,7 @@ class OnesMatrix:
 
     def __matmul__(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x).astype(self.dtype, copy=False)
-        got = K.row_reduce("sum", self.indptr, self.cols, x)
+        got = K.row_reduce("sum", self.indptr, self.cols, x, blocks=self.blocks)
         if got is not None:
             return got
         if self._scipy is None:
@@ -108,8 +111,12 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
     expand_ranges = staticmethod(K.expand_ranges)
 
     @staticmethod
-    def csr_matrix(indptr, cols, n_cols: int, kind: str):
-        return OnesMatrix(indptr, cols, n_cols, kind)
+    def csr_matrix(indptr, cols, n_cols: int, kind: str, blocks: ColumnBlocks | None = None):
+        return OnesMatrix(indptr, cols, n_cols, kind, blocks)
+
+    @staticmethod
+    def column_blocks(indptr, cols, order) -> ColumnBlocks:
+        return ColumnBlocks(indptr, cols, order)
 
     @staticmethod
     def oriented_triangles(indptr, cols, count_only: bool):

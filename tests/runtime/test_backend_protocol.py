@@ -293,6 +293,10 @@ CASES: dict[str, Callable[[Any, Callable], Any]] = {
     "graph_part": lambda bk, a: _graph_part(bk),
     "segments": _segments,
     "csr_matrix": lambda bk, a: bk.csr_matrix(a(INDPTR), a(IDX), 4, "f") @ a([1.0, 2.0, 4.0, 8.0]),
+    # (rows in the columns' ID order; too few columns for blocks: the product as without them)
+    "column_blocks": lambda bk, a: bk.csr_matrix(a(INDPTR), a(IDX), 4, "f",
+                                                 bk.column_blocks(a(INDPTR), a(IDX), a([10, 40, 30, 5])))
+                                   @ a([1.0, 2.0, 4.0, 8.0]),
     "transpose": lambda bk, a: bk.transpose(a(INDPTR), a(IDX), a([0, 1, 2, 3, 4, 5]), 4),
     "expand_ranges": lambda bk, a: bk.expand_ranges(a([5, 0, 9]), a([2, 0, 3])),
     # a compiled kernel's answer, or None where the backend has none: either is right
