@@ -12,6 +12,11 @@ number).  Floats are written as `repr` writes them (the shortest text that reads
 float, which is what `json.dumps` writes): integral ones (the common case of counts and distances)
 as their integer's digits and ".0", others through `float.__repr__` on the chunk's list, and the
 non-finite ones as the caller's words (JSON's `"nan"`, CSV's `nan`).
+
+Where numba is there and the output is large (`compiled_for`), `Rows(n, compiled=True)` writes the
+rows in one compiled pass instead: integer columns digit by digit per number, constants and fields
+copied without their NULs, straight into the output buffer (no byte matrix, no `translate`).  The
+bytes are the same either way (tests/cli/test_output_formats.py).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+
+from g2pl.runtime import cpu_kernels
 
 _ZERO = ord("0")
 _MINUS = ord("-")
@@ -153,12 +160,76 @@ def bool_field(values: np.ndarray, true: bytes = b"true", false: bytes = b"false
     return table[:, b.view(np.uint8)]
 
 
-class Rows:
-    """Rows of text built column by column over a chunk of `n` rows; `text()` is their bytes."""
+def compiled_for(rows: int) -> bool:
+    """Should `rows` rows of text be written by the compiled pass: numba there and the rows many
+    enough to repay loading it (about 4M rows at the array path's ~0.25 us a row: cpu_kernels.use)."""
+    return cpu_kernels.use(4 * rows)
 
-    def __init__(self, n: int) -> None:
+
+def _write_rows(n, prog, consts, ints, fields, little, pairs, powers, out):  # pragma: no cover (compiled)
+    """Rows 0..n-1 into `out`, each by the steps of `prog` (triples kind, a, b): kind 0 copies
+    consts[a:b], 1 writes ints[a, row] in decimal, 2 copies the non-NUL bytes of words fields[a:b, row];
+    returns the bytes written.  A number's digits are counted against `powers` (10**k) and written from
+    its last, two at a time from `pairs` ("00" to "99")."""
+    hundred = np.uint64(100)
+    pos = 0
+    for r in range(n):
+        for p in range(len(prog) // 3):
+            kind, a, b = prog[3 * p], prog[3 * p + 1], prog[3 * p + 2]
+            if kind == 0:
+                for i in range(a, b):
+                    out[pos] = consts[i]
+                    pos += 1
+            elif kind == 1:
+                v = ints[a, r]
+                if v < 0:
+                    out[pos] = 45  # '-'
+                    pos += 1
+                    m = np.uint64(-(v + 1)) + np.uint64(1)  # |v|, INT64_MIN included
+                else:
+                    m = np.uint64(v)
+                nd = 1
+                while nd < 20 and m >= powers[nd]:
+                    nd += 1
+                end = pos + nd
+                at = end
+                while m >= hundred:
+                    q = m // hundred
+                    d = 2 * (m - q * hundred)
+                    out[at - 1] = pairs[d + 1]
+                    out[at - 2] = pairs[d]
+                    at -= 2
+                    m = q
+                if m >= 10:
+                    out[at - 1] = pairs[2 * m + 1]
+                    out[at - 2] = pairs[2 * m]
+                else:
+                    out[at - 1] = np.uint8(48 + m)
+                pos = end
+            else:
+                for j in range(a, b):
+                    w = fields[j, r]
+                    for byte in range(8):
+                        c = (w >> np.uint64(8 * byte if little else 56 - 8 * byte)) & np.uint64(255)
+                        if c != 0:
+                            out[pos] = np.uint8(c)
+                            pos += 1
+    return pos
+
+
+#: the arguments `_write_rows` reads its digits from
+_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), np.uint8)
+_POWERS = np.array([10**k for k in range(20)], np.uint64)
+
+
+class Rows:
+    """Rows of text built column by column over a chunk of `n` rows; `text()` is their bytes (made by
+    the compiled pass where `compiled`)."""
+
+    def __init__(self, n: int, compiled: bool = False) -> None:
         self.n = n
-        self._cols: list[bytes | Field] = []
+        self.compiled = compiled and cpu_kernels.available()
+        self._cols: list[bytes | Field | np.ndarray] = []
 
     def const(self, text: bytes) -> Rows:
         """The same text in every row."""
@@ -173,6 +244,18 @@ class Rows:
         self._cols.append(f)
         return self
 
+    def ints(self, values: np.ndarray) -> Rows:
+        """Integers in decimal (as `int_field` writes them)."""
+        a = np.asarray(values).astype(np.int64, copy=False)
+        if a.ndim != 1 or a.size != self.n:
+            raise ValueError(f"{a.size} integers in rows of {self.n}")
+        self._cols.append(a if self.compiled else int_field(a))
+        return self
+
+    def value(self, elem: str, data: np.ndarray, words: tuple[bytes, bytes, bytes]) -> Rows:
+        """A returned value's elements (see `value_field`)."""
+        return self.ints(data) if elem not in ("float", "bool") else self.field(value_field(elem, data, words))
+
     def text(self) -> bytes:
         """Every row's text, in row order.  Each row is laid out in a (n, width) byte matrix: the
         constants in a template row copied to every row at once, each field at an 8-byte boundary,
@@ -180,6 +263,8 @@ class Rows:
         n = self.n
         if n == 0:
             return b""
+        if self.compiled:
+            return self._compiled_text()
         template = bytearray()
         places = []
         for c in self._cols:
@@ -198,6 +283,35 @@ class Rows:
                 words[:, at + j] = f[j]
         return chars.tobytes().translate(None, b"\0")
 
+    def _compiled_text(self) -> bytes:
+        """`text()` by `_write_rows`, into a buffer of the rows' greatest possible length."""
+        prog: list[int] = []
+        consts = bytearray()
+        ints: list[np.ndarray] = []
+        fields: list[np.ndarray] = []
+        width, nwords = 0, 0
+        for c in self._cols:
+            if isinstance(c, bytes):
+                prog += [0, len(consts), len(consts) + len(c)]
+                consts += c
+                width += len(c)
+            elif c.ndim == 1:
+                prog += [1, len(ints), 0]
+                ints.append(c)
+                width += 20
+            else:
+                prog += [2, nwords, nwords + c.shape[0]]
+                fields.append(c)
+                nwords += c.shape[0]
+                width += 8 * c.shape[0]
+        n = self.n
+        out = np.empty(n * width, np.uint8)
+        ints_arr = np.stack(ints) if ints else np.zeros((0, n), np.int64)
+        fields_arr = np.ascontiguousarray(np.concatenate(fields)) if fields else np.zeros((0, n), np.uint64)
+        pos = cpu_kernels._jit(_write_rows)(n, np.array(prog, np.int64), np.frombuffer(bytes(consts) or b"\0", np.uint8),
+                                            ints_arr, fields_arr, _LITTLE, _PAIRS, _POWERS, out)
+        return out[:pos].tobytes()
+
 
 def value_field(elem: str, data: np.ndarray, words: tuple[bytes, bytes, bytes]) -> Field:
     """A returned value's elements (`elem`: "int", "vid", "float", "bool") as a field; `words`: the
@@ -213,28 +327,28 @@ JSON_NONFINITE = (b'"nan"', b'"inf"', b'"-inf"')
 
 
 def json_entries(kind: str, elem: str, data: np.ndarray, ids: np.ndarray | None = None,
-                 ends: tuple[np.ndarray, np.ndarray] | None = None, depth: int = 0) -> bytes:
+                 ends: tuple[np.ndarray, np.ndarray] | None = None, depth: int = 0, compiled: bool = False) -> bytes:
     """The entries of a vertex value over vertices `ids` or an edge value over edges `ends` (u, v),
     as `json.dumps(document, indent=1)` writes them where the value is nested `depth` levels deep:
     joined by ",\\n", no newline before the first or after the last (b"" when none is listed).
-    Vertex sets and edge sets (`elem` "bool") list their members only."""
+    Vertex sets and edge sets (`elem` "bool") list their members only.  `compiled`: see `Rows`."""
     pad1, pad2 = b" " * (depth + 1), b" " * (depth + 2)
     if elem == "bool":
         sel = np.flatnonzero(data)
         if kind == "vertex":
             assert ids is not None
-            rows = Rows(sel.size).const(pad1).field(int_field(ids[sel]))
+            rows = Rows(sel.size, compiled).const(pad1).ints(ids[sel])
         else:
             assert ends is not None
-            rows = (Rows(sel.size).const(pad1 + b"[\n" + pad2).field(int_field(ends[0][sel]))
-                    .const(b",\n" + pad2).field(int_field(ends[1][sel])).const(b"\n" + pad1 + b"]"))
+            rows = (Rows(sel.size, compiled).const(pad1 + b"[\n" + pad2).ints(ends[0][sel])
+                    .const(b",\n" + pad2).ints(ends[1][sel]).const(b"\n" + pad1 + b"]"))
     elif kind == "vertex":
         assert ids is not None
-        rows = (Rows(data.size).const(pad1 + b'"').field(int_field(ids)).const(b'": ')
-                .field(value_field(elem, data, JSON_NONFINITE)))
+        rows = (Rows(data.size, compiled).const(pad1 + b'"').ints(ids).const(b'": ')
+                .value(elem, data, JSON_NONFINITE))
     else:
         assert ends is not None
-        rows = (Rows(data.size).const(pad1 + b"[\n" + pad2).field(int_field(ends[0])).const(b",\n" + pad2)
-                .field(int_field(ends[1])).const(b",\n" + pad2).field(value_field(elem, data, JSON_NONFINITE))
+        rows = (Rows(data.size, compiled).const(pad1 + b"[\n" + pad2).ints(ends[0]).const(b",\n" + pad2)
+                .ints(ends[1]).const(b",\n" + pad2).value(elem, data, JSON_NONFINITE)
                 .const(b"\n" + pad1 + b"]"))
     return rows.const(b",\n").text()[:-2]

@@ -30,9 +30,10 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from g2pl.errors import G2PLError, G2PLRuntimeError
+from g2pl.io.writeback import Writeback
 
 
 def _umask() -> int:
@@ -220,14 +221,15 @@ def _write_error(path: Path, e: OSError) -> G2PLRuntimeError:
 def atomic_file(path: Path) -> Iterator[BinaryIO]:
     """A new binary file that replaces `path` whole when the block ends (synced, with the umask's
     permissions), or leaves nothing behind if it fails: an OS error becomes a G2PLRuntimeError naming
-    `path`. Used by every output written in place of a file (results, stats, .g2g graphs)."""
+    `path`. Used by every output written in place of a file (results, stats, .g2g graphs).  Its pages
+    go to the disk as it is written (g2pl.io.writeback), so the final sync waits for the last few only."""
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
         raise _write_error(path, e) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            yield f
+            yield cast(BinaryIO, Writeback(f))  # (a file: every other attribute is f's)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())

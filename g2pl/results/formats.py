@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 from g2pl.errors import G2PLError
-from g2pl.io.arraytext import Rows, int_field, value_field
+from g2pl.io.arraytext import Rows, compiled_for, value_field
 from g2pl.io.npz_out import NpzWriter
 from g2pl.runtime.output import scalar_json
 from g2pl.runtime.values import DTYPES
@@ -325,14 +325,14 @@ class CsvFormat(_TableFormat):
 
     def rows(self, shares: list[Share], kind: str, values: list[Share], at: slice) -> bytes:
         first = values[0].value
-        rows = Rows(len(first.data[at]))
+        rows = Rows(len(first.data[at]), compiled_for(len(first)))
         if kind == "vertex":
-            rows.field(int_field(first.ids(at)))
+            rows.ints(first.ids(at))
         else:
             u, v = first.ends(at)
-            rows.field(int_field(u)).const(b",").field(int_field(v))
+            rows.ints(u).const(b",").ints(v)
         for s in values:
-            rows.const(b",").field(value_field(s.type, s.value.data[at], CSV_NONFINITE))
+            rows.const(b",").value(s.type, s.value.data[at], CSV_NONFINITE)
         tail = b"".join(b"," + _scalar_text(s) for s in shares if s.kind == "scalar") + b"\n"
         return rows.const(tail).text()
 

@@ -8,8 +8,9 @@ collective: every rank calls it, with its own shares, at the same point.
 (g2pl.results.formats: JSON, .npz, CSV, Parquet), while the other ranks send it their chunks of each
 of the file's streams in rank order (ranks own contiguous ranges of IDs in rank order), one chunk of
 at most CHUNK entries (arrays: 16 times that) at a time and only when rank 0 asks for it, so rank 0
-holds one chunk, not the result.  Every rank formats its own chunks (JSON and CSV text in bulk from
-the arrays, g2pl.io.arraytext), so the JSON bytes are exactly those of
+holds a few chunks, not the result.  Every rank formats its own chunks (JSON and CSV text in bulk from
+the arrays, g2pl.io.arraytext; the next ones in a worker thread while the current one is written or
+sent, g2pl.results.ahead), so the JSON bytes are exactly those of
 `json.dumps(res.output(), indent=1)` (docs/language.md, "Output") on any number of ranks.  The file
 replaces the target whole when complete (g2pl.io.output_files), and a failure on any rank leaves no file and
 fails every rank.
@@ -52,6 +53,7 @@ from g2pl.io.output_files import (
     part_rank,
     write_atomic,
 )
+from g2pl.results.ahead import ahead
 from g2pl.results.formats import FORMAT_OF, Format, StdoutBytes, format_of
 from g2pl.runtime.output import RankPart, scalar_json
 
@@ -160,7 +162,7 @@ def write_output(path: str | Path, entry: str, shares: list[Share], comm=None, c
     mine = form.counts(shares)
     head = {"entry": entry}
     if comm is None or comm.size == 1:
-        _emit(path, form.name, lambda f: form.write(f, head, shares, lambda k: form.local(shares, k, step), mine))
+        _emit(path, form.name, lambda f: form.write(f, head, shares, lambda k: ahead(form.local(shares, k, step)), mine))
         return
     c = comm.c.Dup()  # the chunks travel apart from any other message
     try:
@@ -182,7 +184,7 @@ def _lead(c, path: str | Path, form: Format, head: dict, shares: list[Share], ke
     last = keys[-1] if keys else None
 
     def pull(key: Hashable) -> Iterator[Any]:
-        yield from form.local(shares, key, step)
+        yield from ahead(form.local(shares, key, step))
         for r in range(1, c.Get_size()):
             while True:
                 c.send(_GO, dest=r, tag=_REQ)
@@ -212,18 +214,21 @@ def _follow(c, form: Format, shares: list[Share], keys: list[Hashable], step: in
     more); a failure here is sent instead of a chunk, and rank 0 then stops every rank."""
     stopped = False
     for key in keys:
-        chunks = form.local(shares, key, step)
-        while True:
-            if c.recv(source=0, tag=_REQ) == _STOP:
-                stopped = True
-                break
-            try:
-                piece: Any = next(chunks, None)
-            except Exception as e:  # noqa: BLE001 - reported by rank 0, which answers with a stop
-                piece = _failure(e)
-            c.send(piece, dest=0, tag=_DATA)
-            if piece is None:
-                break
+        chunks = ahead(form.local(shares, key, step))  # the next chunks made while rank 0 writes this one
+        try:
+            while True:
+                if c.recv(source=0, tag=_REQ) == _STOP:
+                    stopped = True
+                    break
+                try:
+                    piece: Any = next(chunks, None)
+                except Exception as e:  # noqa: BLE001 - reported by rank 0, which answers with a stop
+                    piece = _failure(e)
+                c.send(piece, dest=0, tag=_DATA)
+                if piece is None:
+                    break
+        finally:
+            chunks.close()  # (its worker ends)
         if stopped:
             break
     status = c.bcast(None, root=0)
@@ -293,7 +298,7 @@ def write_output_dir(directory: str | Path, entry: str, shares: list[Share], com
 
     def write_part() -> dict[str, int]:
         head = {"entry": entry, "rank": rank, "ranks": size}
-        _emit(mine, fmt, lambda f: form.write(f, head, shares, lambda k: form.local(shares, k, step),
+        _emit(mine, fmt, lambda f: form.write(f, head, shares, lambda k: ahead(form.local(shares, k, step)),
                                               form.counts(shares)))
         return {s.name: s.value.count() if fmt == "json" else len(s.value) for s in shares if s.kind != "scalar"}
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from g2pl.io.arraytext import json_entries
+from g2pl.io.arraytext import compiled_for, json_entries
 from g2pl.runtime.partition import LocalGraph
 from g2pl.runtime.values import DTYPES
 
@@ -164,16 +164,18 @@ class RankPart:
         listing nothing).  Pieces of consecutive shares joined by ",\\n", between the opening bracket
         and a newline, and "\\n", `depth` spaces and the closing bracket, are the value's text.
 
-        Each piece is formatted from the chunk's arrays in bulk (`g2pl.io.arraytext.json_entries`),
-        the same text `json.dumps` writes for the chunk's shape, without a Python object per entry."""
+        Each piece is formatted from the chunk's arrays in bulk (`g2pl.io.arraytext.json_entries`;
+        by its compiled pass for a share of many entries), the same text `json.dumps` writes for the
+        chunk's shape, without a Python object per entry."""
+        compiled = compiled_for(len(self))
         for lo in range(0, len(self), chunk):
             at = slice(lo, lo + chunk)
             data = self.data[at]
             if self.type == "bool" and not data.any():
                 continue
             if self.kind == "vertex":
-                piece = json_entries("vertex", self.type, data, ids=self.ids(at), depth=depth)
+                piece = json_entries("vertex", self.type, data, ids=self.ids(at), depth=depth, compiled=compiled)
             else:
-                piece = json_entries("edge", self.type, data, ends=self.ends(at), depth=depth)
+                piece = json_entries("edge", self.type, data, ends=self.ends(at), depth=depth, compiled=compiled)
             if piece:
                 yield piece
