@@ -13,8 +13,8 @@ float, which is what `json.dumps` writes): integral ones (the common case of cou
 as their integer's digits and ".0", others through `float.__repr__` on the chunk's list, and the
 non-finite ones as the caller's words (JSON's `"nan"`, CSV's `nan`).
 
-Where numba is there and the output is large (`compiled_for`), `Rows(n, compiled=True)` writes the
-rows in one compiled pass instead: integer columns digit by digit per number, constants and fields
+Where numba's kernels are loaded already (`compiled_for`), `Rows(n, compiled=True)` writes the rows in
+one compiled pass instead: integer columns digit by digit per number, constants and fields
 copied without their NULs, straight into the output buffer (no byte matrix, no `translate`).  The
 bytes are the same either way (tests/cli/test_output_formats.py).
 """
@@ -161,9 +161,11 @@ def bool_field(values: np.ndarray, true: bytes = b"true", false: bytes = b"false
 
 
 def compiled_for(rows: int) -> bool:
-    """Should `rows` rows of text be written by the compiled pass: numba there and the rows many
-    enough to repay loading it (about 4M rows at the array path's ~0.25 us a row: cpu_kernels.use)."""
-    return cpu_kernels.use(4 * rows)
+    """Should `rows` rows of text be written by the compiled pass: only where this process has loaded
+    numba's kernels already (or G2PL_NUMBA=1).  Loading them for the output alone costs more than it
+    saves: about 130 MB of memory (numba and LLVM) and a second, against 0.3-0.5 s of 4-5 on a 16M-edge
+    JSON result whose chunks are made on two threads anyway (bench/output.py)."""
+    return rows > 0 and cpu_kernels.use(0)
 
 
 def _write_rows(n, prog, consts, ints, fields, little, pairs, powers, out):  # pragma: no cover (compiled)
@@ -298,7 +300,8 @@ class Rows:
             elif c.ndim == 1:
                 prog += [1, len(ints), 0]
                 ints.append(c)
-                width += 20
+                lo, hi = (int(c.min()), int(c.max())) if c.size else (0, 0)
+                width += max(len(str(lo)), len(str(hi)))  # (the longest text: sign and digits)
             else:
                 prog += [2, nwords, nwords + c.shape[0]]
                 fields.append(c)

@@ -6,15 +6,20 @@ then written to the file: one after the other, the formatting and the disk never
 array operations, the compiled text writer (numba, no GIL) and the `write` system call all let the
 other thread run, so on two cores a large output takes about the longer of the two, not their sum.
 
-The worker only runs the iterator (formatting on this rank); anything collective, like asking other
-ranks for their chunks, stays in the calling thread.
+`in_order` goes further for chunks that do not depend on each other (JSON and CSV text): it makes
+them on several threads at once and hands them out in order.
+
+The workers only format this rank's chunks; anything collective, like asking other ranks for theirs,
+stays in the calling thread.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -61,3 +66,24 @@ def ahead(items: Iterator[T], depth: int = 1) -> Iterator[T]:
     finally:
         stop.set()
         worker.join()
+
+
+def in_order(jobs: Iterator[Callable[[], T]], workers: int) -> Iterator[T]:
+    """Each job's result, in the jobs' order, made by `workers` threads (at most `workers` jobs made or
+    waiting to be taken at a time; `workers` <= 1: one after the other here).  A job's exception is raised in its
+    place; leaving the loop early cancels the jobs not started and waits for those running."""
+    if workers <= 1:
+        for job in jobs:
+            yield job()
+        return
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="g2pl-output-chunk")
+    pending: deque[Future] = deque()
+    try:
+        for job in jobs:
+            if len(pending) == workers:
+                yield pending.popleft().result()
+            pending.append(pool.submit(job))
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -18,6 +18,7 @@ values with ascending (u, v), vertex and edge sets as booleans; int and vid as i
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Hashable, Iterator
@@ -29,6 +30,8 @@ import numpy as np
 from g2pl.errors import G2PLError
 from g2pl.io.arraytext import Rows, compiled_for, value_field
 from g2pl.io.npz_out import NpzWriter
+from g2pl.results.ahead import in_order
+from g2pl.runtime import cpu_kernels
 from g2pl.runtime.output import scalar_json
 from g2pl.runtime.values import DTYPES
 
@@ -173,7 +176,8 @@ class JsonFormat(Format):
     def local(self, shares: list[Share], key: Hashable, chunk: int) -> Iterator[Any]:
         assert isinstance(key, int)
         _texts, depth = skeleton({"entry": ""}, shares)
-        return shares[key].value.json_pieces(depth, chunk)
+        pieces = in_order(shares[key].value.json_jobs(depth, chunk), cpu_kernels.threads())
+        return (p for p in pieces if p)
 
     def write(self, f: BinaryIO, head: dict, shares: list[Share], pull: Pull, totals: list[int]) -> None:
         texts, depth = skeleton(head, shares)
@@ -312,8 +316,12 @@ class _TableFormat(Format):
     def local(self, shares: list[Share], key: Hashable, chunk: int) -> Iterator[Any]:
         kind = _table_kind(shares, self.label)
         values = [s for s in shares if s.kind == kind]
-        for lo in range(0, len(values[0].value), chunk):
-            yield self.rows(shares, kind, values, slice(lo, lo + chunk))
+        if values and len(values[0].value):  # (the ID lookups a chunk reads, made once here, not by each thread)
+            first = values[0].value
+            first.ids(slice(0, 0)) if kind == "vertex" else first.ends(slice(0, 0))
+        jobs = (functools.partial(self.rows, shares, kind, values, slice(lo, lo + chunk))
+                for lo in range(0, len(values[0].value), chunk))
+        yield from in_order(jobs, cpu_kernels.threads())
 
     def rows(self, shares: list[Share], kind: str, values: list[Share], at: slice) -> Any:
         raise NotImplementedError

@@ -175,7 +175,10 @@ class ColumnBlocks:
                 self.usable = False
                 return None
         perm, prow, pptr, bcols, starts = self._built
-        xs = x if perm is None else np.take(x, perm)
+        xs = x
+        if perm is not None:  # x in ID order (compiled: twice np.take's speed)
+            xs = np.empty_like(x)
+            cpu_kernels._jit(_gather)(x, perm, 0, len(perm), xs)
         n = len(self.indptr) - 1
         if op == "sum":
             out = np.zeros(n, dtype=x.dtype)
@@ -193,7 +196,7 @@ class ColumnBlocks:
         looked each one up would wait for it; the chunks bound the temporary)."""
         order, indptr, cols = self.order, self.indptr, self.cols
         ascending = bool(np.all(order[1:] >= order[:-1]))
-        perm = None if ascending else np.argsort(order, kind="stable")
+        perm = None if ascending else np.argsort(order, kind="stable").astype(np.int32)
         rank = np.arange(len(order), dtype=np.int32)
         if perm is not None:
             rank[perm] = rank.copy()

@@ -8,8 +8,9 @@ share's entries as text, a bounded number at a time and formatted from the array
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -162,20 +163,27 @@ class RankPart:
         """The share's entries as `json.dumps(document, indent=1)` writes them where the value is
         nested `depth` levels deep: one piece of text per `chunk` entries of `data` (none for a chunk
         listing nothing).  Pieces of consecutive shares joined by ",\\n", between the opening bracket
-        and a newline, and "\\n", `depth` spaces and the closing bracket, are the value's text.
-
-        Each piece is formatted from the chunk's arrays in bulk (`g2pl.io.arraytext.json_entries`;
-        by its compiled pass for a share of many entries), the same text `json.dumps` writes for the
-        chunk's shape, without a Python object per entry."""
-        compiled = compiled_for(len(self))
-        for lo in range(0, len(self), chunk):
-            at = slice(lo, lo + chunk)
-            data = self.data[at]
-            if self.type == "bool" and not data.any():
-                continue
-            if self.kind == "vertex":
-                piece = json_entries("vertex", self.type, data, ids=self.ids(at), depth=depth, compiled=compiled)
-            else:
-                piece = json_entries("edge", self.type, data, ends=self.ends(at), depth=depth, compiled=compiled)
+        and a newline, and "\\n", `depth` spaces and the closing bracket, are the value's text."""
+        for job in self.json_jobs(depth, chunk):
+            piece = job()
             if piece:
                 yield piece
+
+    def json_jobs(self, depth: int, chunk: int) -> Iterator[Callable[[], bytes]]:
+        """`json_pieces` as one call per chunk (b"" for a chunk listing nothing), which threads may run
+        at once (g2pl.results.ahead.in_order).  Each piece is formatted from the chunk's arrays in bulk
+        (`g2pl.io.arraytext.json_entries`; by its compiled pass for a share of many entries), the
+        same text `json.dumps` writes for the chunk's shape, without a Python object per entry."""
+        compiled = compiled_for(len(self))
+        if len(self):  # (the ID lookups a chunk reads, made once here, not by each thread)
+            self.ids(slice(0, 0)) if self.kind == "vertex" else self.ends(slice(0, 0))
+        for lo in range(0, len(self), chunk):
+            yield functools.partial(self._json_piece, slice(lo, lo + chunk), depth, compiled)
+
+    def _json_piece(self, at: slice, depth: int, compiled: bool) -> bytes:
+        data = self.data[at]
+        if self.type == "bool" and not data.any():
+            return b""
+        if self.kind == "vertex":
+            return json_entries("vertex", self.type, data, ids=self.ids(at), depth=depth, compiled=compiled)
+        return json_entries("edge", self.type, data, ends=self.ends(at), depth=depth, compiled=compiled)

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import functools
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from g2pl.errors import G2PLRuntimeError
 from g2pl.io import writeback
 from g2pl.io.output_files import atomic_file
-from g2pl.results.ahead import ahead
+from g2pl.results.ahead import ahead, in_order
 
 
 def test_ahead_keeps_the_items_and_their_order():
@@ -60,6 +62,43 @@ def test_leaving_early_ends_the_worker():
     it.close()
     assert threading.active_count() == before
     assert not any(t.name == "g2pl-output-ahead" for t in threading.enumerate())
+
+
+def _slow(i: int) -> int:
+    time.sleep(0.001 * ((7 * i) % 5))  # later jobs often finish first
+    return i
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_in_order_hands_out_results_in_the_jobs_order(workers):
+    jobs = (functools.partial(_slow, i) for i in range(40))
+    assert list(in_order(jobs, workers)) == list(range(40))
+
+
+def test_in_order_runs_jobs_side_by_side():
+    both = threading.Barrier(2, timeout=10)  # two jobs must be running at once to pass it
+
+    def job(i):
+        both.wait()
+        return i
+
+    assert list(in_order(iter([functools.partial(job, 0), functools.partial(job, 1)]), 2)) == [0, 1]
+
+
+def test_in_order_raises_in_place_and_stops_the_rest():
+    started = []
+
+    def job(i):
+        started.append(i)
+        if i == 3:
+            raise MemoryError
+        return i
+
+    got = []
+    with pytest.raises(MemoryError):
+        for x in in_order((functools.partial(job, i) for i in range(1000)), 2):
+            got.append(x)
+    assert got == [0, 1, 2] and len(started) < 10  # a few queued jobs at most, not all 1000
 
 
 @pytest.fixture

@@ -200,10 +200,14 @@ for chunk in (1, 2, 5):
     write_output(out / f"o{chunk}.json", res.entry, res.parts, comm, chunk=chunk)
 write_output_dir(out / "dir", res.entry, res.parts, comm, chunk=2)
 
-class Broken(RankPart):
-    def json_pieces(self, depth, chunk):
-        yield from list(super().json_pieces(depth, chunk))[:1]
-        raise MemoryError
+class Broken(RankPart):  # one chunk, then a chunk that fails (made by a worker thread)
+    def json_jobs(self, depth, chunk):
+        yield next(iter(super().json_jobs(depth, chunk)))
+
+        def fail():
+            raise MemoryError
+
+        yield fail
 
 def broken(shares):
     if comm.rank != 1:
