@@ -193,14 +193,19 @@ def _first(shares: list[Share], kind: str) -> Any:
 
 def _ids(shares: list[Share], chunk: int) -> Iterator[np.ndarray]:
     p = _first(shares, "vertex")
-    for lo in range(0, len(p), chunk):
-        yield np.asarray(p.ids(slice(lo, lo + chunk)), dtype=np.int64)
+    if len(p):
+        p.ids(slice(0, 0))  # (the lookup made once here, not by each thread)
+    jobs = (lambda at=slice(lo, lo + chunk): np.asarray(p.ids(at), dtype=np.int64) for lo in range(0, len(p), chunk))
+    return in_order(jobs, cpu_kernels.threads())
 
 
 def _ends(shares: list[Share], chunk: int, which: int) -> Iterator[np.ndarray]:
     p = _first(shares, "edge")
-    for lo in range(0, len(p), chunk):
-        yield np.asarray(p.end(slice(lo, lo + chunk), which), dtype=np.int64)
+    if len(p):
+        p.end(slice(0, 0), which)  # (the lookup made once here, not by each thread)
+    jobs = (lambda at=slice(lo, lo + chunk): np.asarray(p.end(at, which), dtype=np.int64)
+            for lo in range(0, len(p), chunk))
+    return in_order(jobs, cpu_kernels.threads())
 
 
 def _data(share: Share, chunk: int) -> Iterator[np.ndarray]:
