@@ -13,19 +13,18 @@ float, which is what `json.dumps` writes): integral ones (the common case of cou
 as their integer's digits and ".0", others through `float.__repr__` on the chunk's list, and the
 non-finite ones as the caller's words (JSON's `"nan"`, CSV's `nan`).
 
-Where numba's kernels are loaded already (`compiled_for`), `Rows(n, compiled=True)` writes the rows in
-one compiled pass instead: integer columns digit by digit per number, constants and fields
-copied without their NULs, straight into the output buffer (no byte matrix, no `translate`).  The
-bytes are the same either way (tests/cli/test_output_formats.py).
+`Rows(n, writer)` writes the rows in one compiled pass instead, `writer` being `write_rows` compiled
+(g2pl.runtime.cpu_kernels.row_writer, where numba's kernels are loaded already): integer columns digit
+by digit per number, constants and fields copied without their NULs, straight into the output buffer
+(no byte matrix, no `translate`).  The bytes are the same either way (tests/cli/test_output_formats.py).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import numpy as np
-
-from g2pl.runtime import cpu_kernels
 
 _ZERO = ord("0")
 _MINUS = ord("-")
@@ -160,15 +159,7 @@ def bool_field(values: np.ndarray, true: bytes = b"true", false: bytes = b"false
     return table[:, b.view(np.uint8)]
 
 
-def compiled_for(rows: int) -> bool:
-    """Should `rows` rows of text be written by the compiled pass: only where this process has loaded
-    numba's kernels already (or G2PL_NUMBA=1).  Loading them for the output alone costs more than it
-    saves: about 130 MB of memory (numba and LLVM) and a second, against 0.3-0.5 s of 4-5 on a 16M-edge
-    JSON result whose chunks are made on two threads anyway (bench/output.py)."""
-    return rows > 0 and cpu_kernels.use(0)
-
-
-def _write_rows(n, prog, consts, ints, fields, little, pairs, powers, out):  # pragma: no cover (compiled)
+def write_rows(n, prog, consts, ints, fields, little, pairs, powers, out):  # pragma: no cover (compiled)
     """Rows 0..n-1 into `out`, each by the steps of `prog` (triples kind, a, b): kind 0 copies
     consts[a:b], 1 writes ints[a, row] in decimal, 2 copies the non-NUL bytes of words fields[a:b, row];
     returns the bytes written.  A number's digits are counted against `powers` (10**k) and written from
@@ -219,18 +210,19 @@ def _write_rows(n, prog, consts, ints, fields, little, pairs, powers, out):  # p
     return pos
 
 
-#: the arguments `_write_rows` reads its digits from
+#: the arguments `write_rows` reads its digits from
 _PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), np.uint8)
 _POWERS = np.array([10**k for k in range(20)], np.uint64)
 
 
 class Rows:
     """Rows of text built column by column over a chunk of `n` rows; `text()` is their bytes (made by
-    the compiled pass where `compiled`)."""
+    `writer`, `write_rows` compiled, where given)."""
 
-    def __init__(self, n: int, compiled: bool = False) -> None:
+    def __init__(self, n: int, writer: Callable | None = None) -> None:
         self.n = n
-        self.compiled = compiled and cpu_kernels.available()
+        self.writer = writer
+        self.compiled = writer is not None
         self._cols: list[bytes | Field | np.ndarray] = []
 
     def const(self, text: bytes) -> Rows:
@@ -286,7 +278,7 @@ class Rows:
         return chars.tobytes().translate(None, b"\0")
 
     def _compiled_text(self) -> bytes:
-        """`text()` by `_write_rows`, into a buffer of the rows' greatest possible length."""
+        """`text()` by the compiled `write_rows`, into a buffer of the rows' greatest possible length."""
         prog: list[int] = []
         consts = bytearray()
         ints: list[np.ndarray] = []
@@ -311,8 +303,9 @@ class Rows:
         out = np.empty(n * width, np.uint8)
         ints_arr = np.stack(ints) if ints else np.zeros((0, n), np.int64)
         fields_arr = np.ascontiguousarray(np.concatenate(fields)) if fields else np.zeros((0, n), np.uint64)
-        pos = cpu_kernels._jit(_write_rows)(n, np.array(prog, np.int64), np.frombuffer(bytes(consts) or b"\0", np.uint8),
-                                            ints_arr, fields_arr, _LITTLE, _PAIRS, _POWERS, out)
+        assert self.writer is not None
+        pos = self.writer(n, np.array(prog, np.int64), np.frombuffer(bytes(consts) or b"\0", np.uint8), ints_arr,
+                          fields_arr, _LITTLE, _PAIRS, _POWERS, out)
         return out[:pos].tobytes()
 
 
@@ -330,28 +323,29 @@ JSON_NONFINITE = (b'"nan"', b'"inf"', b'"-inf"')
 
 
 def json_entries(kind: str, elem: str, data: np.ndarray, ids: np.ndarray | None = None,
-                 ends: tuple[np.ndarray, np.ndarray] | None = None, depth: int = 0, compiled: bool = False) -> bytes:
+                 ends: tuple[np.ndarray, np.ndarray] | None = None, depth: int = 0,
+                 writer: Callable | None = None) -> bytes:
     """The entries of a vertex value over vertices `ids` or an edge value over edges `ends` (u, v),
     as `json.dumps(document, indent=1)` writes them where the value is nested `depth` levels deep:
     joined by ",\\n", no newline before the first or after the last (b"" when none is listed).
-    Vertex sets and edge sets (`elem` "bool") list their members only.  `compiled`: see `Rows`."""
+    Vertex sets and edge sets (`elem` "bool") list their members only.  `writer`: see `Rows`."""
     pad1, pad2 = b" " * (depth + 1), b" " * (depth + 2)
     if elem == "bool":
         sel = np.flatnonzero(data)
         if kind == "vertex":
             assert ids is not None
-            rows = Rows(sel.size, compiled).const(pad1).ints(ids[sel])
+            rows = Rows(sel.size, writer).const(pad1).ints(ids[sel])
         else:
             assert ends is not None
-            rows = (Rows(sel.size, compiled).const(pad1 + b"[\n" + pad2).ints(ends[0][sel])
+            rows = (Rows(sel.size, writer).const(pad1 + b"[\n" + pad2).ints(ends[0][sel])
                     .const(b",\n" + pad2).ints(ends[1][sel]).const(b"\n" + pad1 + b"]"))
     elif kind == "vertex":
         assert ids is not None
-        rows = (Rows(data.size, compiled).const(pad1 + b'"').ints(ids).const(b'": ')
+        rows = (Rows(data.size, writer).const(pad1 + b'"').ints(ids).const(b'": ')
                 .value(elem, data, JSON_NONFINITE))
     else:
         assert ends is not None
-        rows = (Rows(data.size, compiled).const(pad1 + b"[\n" + pad2).ints(ends[0]).const(b",\n" + pad2)
+        rows = (Rows(data.size, writer).const(pad1 + b"[\n" + pad2).ints(ends[0]).const(b",\n" + pad2)
                 .ints(ends[1]).const(b",\n" + pad2).value(elem, data, JSON_NONFINITE)
                 .const(b"\n" + pad1 + b"]"))
     return rows.const(b",\n").text()[:-2]

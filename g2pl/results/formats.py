@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 from g2pl.errors import G2PLError
-from g2pl.io.arraytext import Rows, compiled_for, value_field
+from g2pl.io.arraytext import Rows, value_field
 from g2pl.io.npz_out import NpzWriter
 from g2pl.results.ahead import in_order
 from g2pl.runtime import cpu_kernels
@@ -338,7 +338,7 @@ class CsvFormat(_TableFormat):
 
     def rows(self, shares: list[Share], kind: str, values: list[Share], at: slice) -> bytes:
         first = values[0].value
-        rows = Rows(len(first.data[at]), compiled_for(len(first)))
+        rows = Rows(len(first.data[at]), cpu_kernels.row_writer())
         if kind == "vertex":
             rows.ints(first.ids(at))
         else:

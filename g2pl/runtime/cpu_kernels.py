@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from g2pl.errors import G2PLError
+from g2pl.io import arraytext
 
 _state: dict[str, Any] = {}
 
@@ -149,6 +150,15 @@ def _renamed(fn: Callable, name: str) -> Callable:
     copy.__qualname__ = name  # (the kernels are module-level functions)
     copy.__module__ = fn.__module__
     return copy
+
+
+def row_writer() -> Callable | None:
+    """`g2pl.io.arraytext.write_rows` compiled, for writing large outputs as text, where this process
+    has loaded kernels already (or G2PL_NUMBA=1); else None (the array path, the same bytes).  Loading
+    them for the output alone costs more than it saves: about 130 MB of memory (numba and LLVM) and a
+    second, against 0.3-0.5 s of 4-5 on a 16M-edge JSON result whose chunks are made on two threads
+    anyway (bench/output.py)."""
+    return _jit(arraytext.write_rows) if use(0) else None
 
 
 # ------------------------------------------------------------ triangles of an oriented graph

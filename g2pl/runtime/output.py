@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from g2pl.io.arraytext import compiled_for, json_entries
+from g2pl.io.arraytext import json_entries
+from g2pl.runtime import cpu_kernels
 from g2pl.runtime.partition import LocalGraph
 from g2pl.runtime.values import DTYPES
 
@@ -174,16 +175,16 @@ class RankPart:
         at once (g2pl.results.ahead.in_order).  Each piece is formatted from the chunk's arrays in bulk
         (`g2pl.io.arraytext.json_entries`; by its compiled pass for a share of many entries), the
         same text `json.dumps` writes for the chunk's shape, without a Python object per entry."""
-        compiled = compiled_for(len(self))
+        writer = cpu_kernels.row_writer() if len(self) else None
         if len(self):  # (the ID lookups a chunk reads, made once here, not by each thread)
             self.ids(slice(0, 0)) if self.kind == "vertex" else self.ends(slice(0, 0))
         for lo in range(0, len(self), chunk):
-            yield functools.partial(self._json_piece, slice(lo, lo + chunk), depth, compiled)
+            yield functools.partial(self._json_piece, slice(lo, lo + chunk), depth, writer)
 
-    def _json_piece(self, at: slice, depth: int, compiled: bool) -> bytes:
+    def _json_piece(self, at: slice, depth: int, writer: Callable | None) -> bytes:
         data = self.data[at]
         if self.type == "bool" and not data.any():
             return b""
         if self.kind == "vertex":
-            return json_entries("vertex", self.type, data, ids=self.ids(at), depth=depth, compiled=compiled)
-        return json_entries("edge", self.type, data, ends=self.ends(at), depth=depth, compiled=compiled)
+            return json_entries("vertex", self.type, data, ids=self.ids(at), depth=depth, writer=writer)
+        return json_entries("edge", self.type, data, ends=self.ends(at), depth=depth, writer=writer)

@@ -30,6 +30,7 @@ from g2pl.cli import g2pl_main
 from g2pl.errors import G2PLError
 from g2pl.io.arraytext import Rows, float_field, int_field
 from g2pl.results.streamed import Share, local_shares, read_output_dir, write_output, write_output_dir
+from g2pl.runtime import cpu_kernels
 from g2pl.runtime.output import RankPart, convert
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -386,7 +387,7 @@ def _random_values(rng: np.random.Generator, elem: str, n: int) -> np.ndarray:
     return np.where(rng.random(n) < 0.3, big, small).astype(np.int64)
 
 
-@pytest.mark.parametrize("numba", ["0", "1"])  # the array path; the compiled one (arraytext.compiled_for)
+@pytest.mark.parametrize("numba", ["0", "1"])  # the array path; the compiled one (cpu_kernels.row_writer)
 @pytest.mark.parametrize("seed", range(6))
 def test_json_is_byte_identical_to_the_old_writer_on_random_values(tmp_path: Path, seed: int, numba: str,
                                                                    monkeypatch) -> None:
@@ -416,22 +417,24 @@ def test_json_is_byte_identical_to_the_old_writer_on_random_values(tmp_path: Pat
 
 
 @pytest.mark.parametrize("compiled", [False, True])
-def test_numbers_as_text_match_repr(compiled: bool) -> None:
+def test_numbers_as_text_match_repr(compiled: bool, monkeypatch) -> None:
     """Integers (int64's extremes too) and floats (every kind of double) as Python writes them, by the
     array path and by the compiled one (where numba is there)."""
+    monkeypatch.setenv("G2PL_NUMBA", "1" if compiled else "0")
+    writer = cpu_kernels.row_writer()  # (None without numba: the array path twice)
     rng = np.random.default_rng(3)
     ints = np.concatenate([rng.integers(-2**63, 2**63 - 1, 5000, dtype=np.int64, endpoint=True),
                            np.array([0, -1, 9, 10, -10, 99, 100, 2**32, 2**32 - 1, 2**63 - 1, -2**63])])
     want = "".join(f"{v}\n" for v in ints.tolist())
-    assert Rows(ints.size, compiled).ints(ints).const(b"\n").text().decode() == want
-    assert Rows(ints.size, compiled).field(int_field(ints)).const(b"\n").text().decode() == want
+    assert Rows(ints.size, writer).ints(ints).const(b"\n").text().decode() == want
+    assert Rows(ints.size, writer).field(int_field(ints)).const(b"\n").text().decode() == want
     floats = np.concatenate([rng.integers(0, 2**64 - 1, 5000, dtype=np.uint64).view(np.float64),
                              np.array([0.0, -0.0, 1e16, 1e16 - 2, -1e15, 0.1, 1e-5, 5e-324, 1.7976931348623157e308,
                                        np.nan, np.inf, -np.inf, 3.0, -3.0, 123456789012345.0])])
     repeats = np.concatenate([rng.integers(1, 97, 3000) / 3, [-0.0] * 50, [1e300, 5e-324] * 40])
     rng.shuffle(repeats)  # few distinct values: each written once and gathered
     for x in (floats, repeats):
-        text = Rows(x.size, compiled).field(float_field(x, b"nan", b"inf", b"-inf")).const(b",").text().decode()
+        text = Rows(x.size, writer).field(float_field(x, b"nan", b"inf", b"-inf")).const(b",").text().decode()
         assert text == "".join(("nan" if math.isnan(v) else repr(v)) + "," for v in x.tolist())
 
 
