@@ -12,7 +12,6 @@ Linux), writing is as before.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 from typing import Any, BinaryIO
 
 #: bytes written between two requests to start writing back
@@ -27,7 +26,7 @@ def _sync_file_range() -> Any:
     if "fn" not in _state:
         fn = None
         try:
-            fn = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).sync_file_range
+            fn = ctypes.CDLL(None, use_errno=True).sync_file_range  # (the process's own symbols: libc's)
             fn.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
             fn.restype = ctypes.c_int
         except (OSError, AttributeError):  # (not Linux: no such call)
