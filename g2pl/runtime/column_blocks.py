@@ -17,13 +17,14 @@ part built otherwise), `reduce` declines and the caller's pass serves.
 Building the blocks costs about five reductions' time, so it happens on the sixth large reduction
 over the same adjacency (BUILD_AFTER), and the blocks live as long as the adjacency (the partition
 cache keeps it between runs).  The blocks copy the column indices (4 bytes per entry) plus 12 bytes
-per (row, block) pair.
+per (row, block) pair; they are not built where that could take more than half the memory left.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from g2pl.graph.memory import available_memory
 from g2pl.runtime import cpu_kernels
 
 #: columns per block: 2**18 (2 MiB of 8-byte values); in bench/column_blocks.py's sweep on kron:20 smaller
@@ -161,8 +162,8 @@ class ColumnBlocks:
         kernels.row_reduce's; None where the blocks do not serve: on several threads (`nthreads`,
         default cpu_kernels.threads(): the row kernel's threads already wait on their misses side by
         side, and the blocks' serial share, taking x into ID order, costs more than they save), too few
-        columns, x within TABLE_BYTES, a row out of order, the first BUILD_AFTER calls, numba absent
-        (see kernels.row_reduce)."""
+        columns, x within TABLE_BYTES, a row out of order, too little memory left for them, the first
+        BUILD_AFTER calls, numba absent (see kernels.row_reduce)."""
         if not self.usable or op not in ("sum", "min", "max") or x.nbytes <= TABLE_BYTES \
                 or (cpu_kernels.threads() if nthreads is None else nthreads) > 1 or not cpu_kernels.use(len(self.cols)):
             return None
@@ -189,12 +190,18 @@ class ColumnBlocks:
         return out
 
     def _build(self) -> tuple | None:
-        """(perm, prow, pptr, bcols, starts), or None where a row is not in `order`: rank the columns
+        """(perm, prow, pptr, bcols, starts), or None where a row is not in `order` or the blocks could
+        take more than half the memory still available: rank the columns
         by `order`, check every row is in rank order, and lay the entries out by
         block: a counting sort, two passes over the entries, each over chunks of rows whose entries'
         ranks are gathered first (a gather's independent loads run several at a time, where a pass that
         looked each one up would wait for it; the chunks bound the temporary)."""
         order, indptr, cols = self.order, self.indptr, self.cols
+        nb = ((len(order) - 1) >> BLOCK_BITS) + 1
+        need = 4 * len(cols) + 12 * min(len(cols), (len(indptr) - 1) * nb)  # the copy and the pairs, at most
+        free = available_memory()
+        if free is not None and 2 * need > free:  # (blocks are a speed-up: never what runs the machine out)
+            return None
         ascending = bool(np.all(order[1:] >= order[:-1]))
         perm = None if ascending else np.argsort(order, kind="stable").astype(np.int32)
         rank = np.arange(len(order), dtype=np.int32)
@@ -213,7 +220,6 @@ class ColumnBlocks:
             gather(rank, cols, lo, hi, buf)
             return buf[:hi - lo]
 
-        nb = ((len(order) - 1) >> BLOCK_BITS) + 1
         bits = np.int32(BLOCK_BITS)
         entries = np.zeros(nb, dtype=np.int64)
         pairs = np.zeros(nb, dtype=np.int64)

@@ -110,6 +110,12 @@ def test_blocks_decline(small_blocks, monkeypatch):
     assert CB.ColumnBlocks(indptr, cols, order).reduce("sum", x, nthreads=2) is None  # (the row kernel's threads)
     monkeypatch.setattr(CB, "TABLE_BYTES", x.nbytes)
     assert CB.ColumnBlocks(indptr, cols, order).reduce("sum", x) is None  # a table the cache holds
+    monkeypatch.setattr(CB, "TABLE_BYTES", 0)
+    monkeypatch.setattr(CB, "available_memory", lambda: 8 * len(cols))  # less than twice the blocks' bytes
+    blocks = CB.ColumnBlocks(indptr, cols, order)
+    assert blocks.reduce("sum", x) is None and not blocks.usable
+    monkeypatch.setattr(CB, "available_memory", lambda: None)  # (unknown: built)
+    assert CB.ColumnBlocks(indptr, cols, order).reduce("sum", x) is not None
     monkeypatch.setenv("G2PL_NUMBA", "0")
     assert CB.ColumnBlocks(indptr, cols, order).reduce("sum", x) is None
 
