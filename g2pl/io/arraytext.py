@@ -222,7 +222,6 @@ class Rows:
     def __init__(self, n: int, writer: Callable | None = None) -> None:
         self.n = n
         self.writer = writer
-        self.compiled = writer is not None
         self._cols: list[bytes | Field | np.ndarray] = []
 
     def const(self, text: bytes) -> Rows:
@@ -243,7 +242,7 @@ class Rows:
         a = np.asarray(values).astype(np.int64, copy=False)
         if a.ndim != 1 or a.size != self.n:
             raise ValueError(f"{a.size} integers in rows of {self.n}")
-        self._cols.append(a if self.compiled else int_field(a))
+        self._cols.append(a if self.writer is not None else int_field(a))
         return self
 
     def value(self, elem: str, data: np.ndarray, words: tuple[bytes, bytes, bytes]) -> Rows:
@@ -257,7 +256,7 @@ class Rows:
         n = self.n
         if n == 0:
             return b""
-        if self.compiled:
+        if self.writer is not None:
             return self._compiled_text()
         template = bytearray()
         places = []
@@ -303,7 +302,7 @@ class Rows:
         out = np.empty(n * width, np.uint8)
         ints_arr = np.stack(ints) if ints else np.zeros((0, n), np.int64)
         fields_arr = np.ascontiguousarray(np.concatenate(fields)) if fields else np.zeros((0, n), np.uint64)
-        assert self.writer is not None
+        assert self.writer is not None  # (text() comes here only with one)
         pos = self.writer(n, np.array(prog, np.int64), np.frombuffer(bytes(consts) or b"\0", np.uint8), ints_arr,
                           fields_arr, _LITTLE, _PAIRS, _POWERS, out)
         return out[:pos].tobytes()

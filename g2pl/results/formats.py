@@ -193,19 +193,13 @@ def _first(shares: list[Share], kind: str) -> Any:
 
 def _ids(shares: list[Share], chunk: int) -> Iterator[np.ndarray]:
     p = _first(shares, "vertex")
-    if len(p):
-        p.ids(slice(0, 0))  # (the lookup made once here, not by each thread)
-    jobs = (lambda at=slice(lo, lo + chunk): np.asarray(p.ids(at), dtype=np.int64) for lo in range(0, len(p), chunk))
-    return in_order(jobs, cpu_kernels.threads())
+    return in_order(p.chunk_jobs(chunk, lambda at: np.asarray(p.ids(at), dtype=np.int64)), cpu_kernels.threads())
 
 
 def _ends(shares: list[Share], chunk: int, which: int) -> Iterator[np.ndarray]:
     p = _first(shares, "edge")
-    if len(p):
-        p.end(slice(0, 0), which)  # (the lookup made once here, not by each thread)
-    jobs = (lambda at=slice(lo, lo + chunk): np.asarray(p.end(at, which), dtype=np.int64)
-            for lo in range(0, len(p), chunk))
-    return in_order(jobs, cpu_kernels.threads())
+    return in_order(p.chunk_jobs(chunk, lambda at: np.asarray(p.end(at, which), dtype=np.int64)),
+                    cpu_kernels.threads())
 
 
 def _data(share: Share, chunk: int) -> Iterator[np.ndarray]:
@@ -321,11 +315,7 @@ class _TableFormat(Format):
     def local(self, shares: list[Share], key: Hashable, chunk: int) -> Iterator[Any]:
         kind = _table_kind(shares, self.label)
         values = [s for s in shares if s.kind == kind]
-        if values and len(values[0].value):  # (the ID lookups a chunk reads, made once here, not by each thread)
-            first = values[0].value
-            first.ids(slice(0, 0)) if kind == "vertex" else first.ends(slice(0, 0))
-        jobs = (functools.partial(self.rows, shares, kind, values, slice(lo, lo + chunk))
-                for lo in range(0, len(values[0].value), chunk))
+        jobs = values[0].value.chunk_jobs(chunk, functools.partial(self.rows, shares, kind, values))
         yield from in_order(jobs, cpu_kernels.threads())
 
     def rows(self, shares: list[Share], kind: str, values: list[Share], at: slice) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -19,6 +19,8 @@ from g2pl.io.arraytext import json_entries
 from g2pl.runtime import cpu_kernels
 from g2pl.runtime.partition import LocalGraph
 from g2pl.runtime.values import DTYPES
+
+T = TypeVar("T")
 
 
 def _num(x, elem: str):
@@ -173,13 +175,18 @@ class RankPart:
     def json_jobs(self, depth: int, chunk: int) -> Iterator[Callable[[], bytes]]:
         """`json_pieces` as one call per chunk (b"" for a chunk listing nothing), which threads may run
         at once (g2pl.results.ahead.in_order).  Each piece is formatted from the chunk's arrays in bulk
-        (`g2pl.io.arraytext.json_entries`; by its compiled pass for a share of many entries), the
+        (`g2pl.io.arraytext.json_entries`; by its compiled pass where numba's kernels are loaded:
+        cpu_kernels.row_writer), the
         same text `json.dumps` writes for the chunk's shape, without a Python object per entry."""
         writer = cpu_kernels.row_writer() if len(self) else None
-        if len(self):  # (the ID lookups a chunk reads, made once here, not by each thread)
+        return self.chunk_jobs(chunk, functools.partial(self._json_piece, depth=depth, writer=writer))
+
+    def chunk_jobs(self, chunk: int, make: Callable[[slice], T]) -> Iterator[Callable[[], T]]:
+        """One call of `make(entries)` per `chunk` entries, in order, for threads to run at once: the
+        ID lookups every chunk reads (`ids`, `end`) are made first, here, not by each thread."""
+        if len(self):
             self.ids(slice(0, 0)) if self.kind == "vertex" else self.ends(slice(0, 0))
-        for lo in range(0, len(self), chunk):
-            yield functools.partial(self._json_piece, slice(lo, lo + chunk), depth, writer)
+        return (functools.partial(make, slice(lo, lo + chunk)) for lo in range(0, len(self), chunk))
 
     def _json_piece(self, at: slice, depth: int, writer: Callable | None) -> bytes:
         data = self.data[at]
