@@ -11,7 +11,14 @@ a temporary directory on the disk of /tmp) and, with `--tmpfs`, also to /dev/shm
 formatting from the disk.  Then `g2pl run programs/bfs.g2pl --graph kron:20` with and without
 `--output out.npz` / `out.json`, interleaved, `--repeat` times: what the output adds to a run.
 
-    python bench/output.py [--quick] [--edges N] [--tmpfs] [--repeat 3]
+`--values random` writes floats that hardly repeat (standard normal, times 10**k for k from -30 to
+30: what PageRank or Jaccard values are like) instead of thirds, whose few distinct values the array
+writer formats once each.  `--writer compiled` writes as a run that has loaded numba's kernels already
+does (G2PL_NUMBA=1, the compiled row writer loaded before the write is timed); `array` (default) as a
+run that has not.
+
+    python bench/output.py [--quick] [--edges N] [--tmpfs] [--repeat 3] [--values thirds|random]
+                           [--writer array|compiled]
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import numpy as np
 FORMATS = ("npz", "json", "csv", "parquet")
 
 
-def _synthetic(edges: int, elem: str, seed: int):
+def _synthetic(edges: int, elem: str, seed: int, values: str = "thirds"):
     """Shares of a result with one edge value over `edges` edges (and the arrays, for checking)."""
     from g2pl.results.streamed import Share
     from g2pl.runtime.output import RankPart
@@ -45,7 +52,12 @@ def _synthetic(edges: int, elem: str, seed: int):
     w.ids = np.sort(rng.choice(1 << 26, n, replace=False)).astype(np.int64)  # scattered, not 0..n-1
     w.src = np.sort(rng.integers(0, n, edges))
     w.dst = rng.integers(0, n, edges)
-    data = rng.integers(0, 100, edges) if elem == "int" else rng.integers(1, 97, edges) / 3
+    if elem == "int":
+        data = rng.integers(0, 100, edges)
+    elif values == "thirds":
+        data = rng.integers(1, 97, edges) / 3
+    else:
+        data = rng.standard_normal(edges) * 10.0 ** rng.integers(-30, 31, edges)
     return [Share("W", "edge", elem, RankPart("edge", elem, data, w))], w, data
 
 
@@ -101,11 +113,16 @@ def _check(path: Path, fmt: str, w, data: np.ndarray) -> bool:
     return rows == data.size
 
 
-def child(fmt: str, elem: str, edges: int, directory: str, seed: int) -> dict:
+def child(fmt: str, elem: str, edges: int, directory: str, seed: int, values: str, writer: str) -> dict:
     """One write in this process; its numbers as JSON on stdout."""
     from g2pl.results.streamed import write_output
 
-    shares, w, data = _synthetic(edges, elem, seed)
+    if writer == "compiled":  # as after a run's kernels: numba and the row writer loaded before the write
+        from g2pl.io.arraytext import Rows
+        from g2pl.runtime import cpu_kernels
+
+        Rows(1, cpu_kernels.row_writer()).ints(np.zeros(1, np.int64)).value("float", np.ones(1), (b"", b"", b"")).text()
+    shares, w, data = _synthetic(edges, elem, seed, values)
     arrays = w.ids.nbytes + w.src.nbytes + w.dst.nbytes + data.nbytes
     path = Path(directory) / f"result.{fmt}"
     base = _hwm()
@@ -127,13 +144,14 @@ def child(fmt: str, elem: str, edges: int, directory: str, seed: int) -> dict:
     return {"format": fmt, "type": elem, "edges": edges, "wall_s": wall,
             "cpu_s": (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime),
             "rss_before": before, "peak_rss": peak, "arrays_bytes": arrays, "file_bytes": size, "ok": ok,
-            "peak_over_arrays": peak / arrays}
+            "peak_over_arrays": peak / arrays, "values": values, "writer": writer}
 
 
-def _run_child(fmt: str, elem: str, edges: int, directory: str, seed: int) -> dict:
+def _run_child(fmt: str, elem: str, edges: int, directory: str, seed: int, values: str, writer: str) -> dict:
     cmd = [sys.executable, __file__, "--child", fmt, "--type", elem, "--edges", str(edges), "--dir", directory,
-           "--seed", str(seed)]
-    r = harness.run_child(cmd, timeout=1800)
+           "--seed", str(seed), "--values", values, "--writer", writer]
+    env = dict(os.environ, G2PL_NUMBA="1" if writer == "compiled" else os.environ.get("G2PL_NUMBA", "auto"))
+    r = harness.run_child(cmd, timeout=1800, env=env)
     if r["rc"] != 0:
         return {"format": fmt, "type": elem, "edges": edges, "error": r["out"][-2000:], "ok": False}
     return json.loads(r["out"].strip().splitlines()[-1])
@@ -150,9 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-run", action="store_true", help="skip the end-to-end g2pl run timings")
     ap.add_argument("--child", choices=FORMATS, help=None)
     ap.add_argument("--type", default="int", choices=("int", "float"))
+    ap.add_argument("--values", default="thirds", choices=("thirds", "random"), help="the float values")
+    ap.add_argument("--writer", default="array", choices=("array", "compiled"), help="the text writer")
     a = ap.parse_args(argv)
     if a.child:
-        print(json.dumps(child(a.child, a.type, a.edges, a.dir, a.seed)))
+        print(json.dumps(child(a.child, a.type, a.edges, a.dir, a.seed, a.values, a.writer)))
         return 0
     if a.quick:
         a.edges, a.graph, a.repeat = 1 << 20, "kron:14", 1
@@ -170,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             for elem in types if where == "disk" else types[:1]:
                 for fmt in formats:
                     harness.log(f"{where}: {fmt} ({elem}), {a.edges} edges")
-                    writes.append({"where": where, **_run_child(fmt, elem, a.edges, tmp, a.seed)})
+                    writes.append({"where": where, **_run_child(fmt, elem, a.edges, tmp, a.seed, a.values, a.writer)})
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -195,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     mb = 1 << 20
     lines = [f"# Writing results: {a.edges:,} edges", "",
              f"Machine: {harness.describe(m)}; commit {res['commit']}; {res['when']}.", "",
-             f"Command: `{res['command']}`", "",
+             f"Command: `{res['command']}`; float values: {a.values}; text writer: {a.writer}.", "",
              "Wall time is the write's (file replaced atomically, fsync included); CPU time is the process's "
              "user + system time during it (a busy machine stretches the wall time, not this). Peak: the "
              "resident high-water mark during the write; arrays: IDs, endpoints and values held before it.", "",

@@ -208,6 +208,11 @@ def at_sender(e: ir.Ex) -> ir.Ex:
     return ir.map_leaves(e, leaf)
 
 
+def _same_read(e: ir.Ex, load: ir.Load) -> bool:
+    """Is `e` a read of `load`'s variable at each element itself (spans aside)?"""
+    return isinstance(e, ir.Load) and (e.var, e.kind, e.pos, e.elem) == (load.var, load.kind, load.pos, load.elem)
+
+
 def _lambda(params: str) -> str:
     return f"lambda {params}: " if params else "lambda: "
 
@@ -242,7 +247,26 @@ class CodeGen:
             m = i.ex.args[0].var  # type: ignore[attr-defined]
             return [f"{pyname(i.target)} = rt.vmap(lambda _i: {_AtExGen(i.dom)(rest)}, {i.dom!r}, 'bool', "
                     f"within={pyname(m)})  # evaluated only at the members of {_comment(m)} when they are few"]
+        into = self._update_in_place(i)
+        if into is not None:
+            return [f"{pyname(i.target)} = rt.vmap({into}, {i.dom!r}, {self.elem_of(i.target)!r})"
+                    "  # written into the old value where nothing else holds it"]
         return [f"{pyname(i.target)} = rt.vmap({self.ex(i.ex, i.dom)}, {i.dom!r}, {self.elem_of(i.target)!r})"]
+
+    def _update_in_place(self, i: ir.Compute) -> str | None:
+        """`ops.select_into(c, e, v_X)` for `X = c ? e : X` (or `c ? X : e`) over V or E at -O1 and up: X's
+        old value dies here, so the backend may write the few changed elements into it (a BFS level
+        update) instead of making a whole new array; None for any other statement."""
+        e, here = i.ex, ir.Load(i.ex.elem, i.ex.span, i.target, "vertex" if i.dom == "V" else "edge")
+        if self.plan.opt_level < 1 or i.dom not in ("V", "E") or not isinstance(e, ir.Where) \
+                or e.elem != self.elem_of(i.target):
+            return None
+        gen = _ExGen(i.dom)
+        if _same_read(e.other, here):
+            return f"ops.select_into({gen(e.cond)}, {gen(e.then)}, {pyname(i.target)})"
+        if _same_read(e.then, here):
+            return f"ops.select_into(xp.logical_not({gen(e.cond)}), {gen(e.other)}, {pyname(i.target)})"
+        return None
 
     def _instr_MarkEndpoints(self, i: ir.MarkEndpoints) -> list[str]:
         return [f"{pyname(i.target)} = rt.mark({self.ex(i.mask, 'E')}, sides={i.sides!r})"]

@@ -26,6 +26,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from g2pl.io import shortest_float
+from g2pl.io.shortest_float import float_text  # (write_rows's; compiled: cpu_kernels.row_writer)
+
 _ZERO = ord("0")
 _MINUS = ord("-")
 _INT_FLOAT_LIMIT = 1e16  # from here on repr writes an exponent (1e+16), not "<digits>.0"
@@ -159,11 +162,13 @@ def bool_field(values: np.ndarray, true: bytes = b"true", false: bytes = b"false
     return table[:, b.view(np.uint8)]
 
 
-def write_rows(n, prog, consts, ints, fields, little, pairs, powers, out):  # pragma: no cover (compiled)
+def write_rows(n, prog, consts, ints, fields, floats, little, pairs, powers, tables, out):  # pragma: no cover (compiled)
     """Rows 0..n-1 into `out`, each by the steps of `prog` (triples kind, a, b): kind 0 copies
-    consts[a:b], 1 writes ints[a, row] in decimal, 2 copies the non-NUL bytes of words fields[a:b, row];
-    returns the bytes written.  A number's digits are counted against `powers` (10**k) and written from
-    its last, two at a time from `pairs` ("00" to "99")."""
+    consts[a:b], 1 writes ints[a, row] in decimal, 2 copies the non-NUL bytes of words fields[a:b, row],
+    3 writes the float64 of bits floats[a, row] as `repr` does (shortest_float.float_text, `tables` its
+    powers of five), or where it is not finite the first (NaN), second (inf) or third (-inf) of the
+    three words at consts[b:], each after its length; returns the bytes written.  An integer's digits
+    are counted against `powers` (10**k) and written from its last, two at a time from `pairs`."""
     hundred = np.uint64(100)
     pos = 0
     for r in range(n):
@@ -199,6 +204,18 @@ def write_rows(n, prog, consts, ints, fields, little, pairs, powers, out):  # pr
                 else:
                     out[at - 1] = np.uint8(48 + m)
                 pos = end
+            elif kind == 3:
+                bits = floats[a, r]
+                if (bits >> np.uint64(52)) & np.uint64(0x7FF) != np.uint64(0x7FF):
+                    pos = float_text(bits, out, pos, tables[0], tables[1], tables[2], tables[3])
+                    continue
+                word = 0 if bits & np.uint64((1 << 52) - 1) else (2 if bits >> np.uint64(63) else 1)
+                at = b
+                for _ in range(word):
+                    at += 1 + consts[at]
+                for i in range(at + 1, at + 1 + consts[at]):
+                    out[pos] = consts[i]
+                    pos += 1
             else:
                 for j in range(a, b):
                     w = fields[j, r]
@@ -213,6 +230,16 @@ def write_rows(n, prog, consts, ints, fields, little, pairs, powers, out):  # pr
 #: the arguments `write_rows` reads its digits from
 _PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), np.uint8)
 _POWERS = np.array([10**k for k in range(20)], np.uint64)
+_TABLES = (shortest_float.INV_LO, shortest_float.INV_HI, shortest_float.POW_LO, shortest_float.POW_HI)
+
+
+class _Floats:
+    """A float column of the compiled writer: the values' bits and the words for nan, inf and -inf."""
+
+    def __init__(self, bits: np.ndarray, words: tuple[bytes, bytes, bytes]) -> None:
+        if any(len(w) > 255 for w in words):
+            raise ValueError("a word for a non-finite float longer than 255 bytes")
+        self.bits, self.words = bits, words
 
 
 class Rows:
@@ -222,7 +249,7 @@ class Rows:
     def __init__(self, n: int, writer: Callable | None = None) -> None:
         self.n = n
         self.writer = writer
-        self._cols: list[bytes | Field | np.ndarray] = []
+        self._cols: list[bytes | Field | np.ndarray | _Floats] = []
 
     def const(self, text: bytes) -> Rows:
         """The same text in every row."""
@@ -246,7 +273,13 @@ class Rows:
         return self
 
     def value(self, elem: str, data: np.ndarray, words: tuple[bytes, bytes, bytes]) -> Rows:
-        """A returned value's elements (see `value_field`)."""
+        """A returned value's elements (see `value_field`); `words`: the text of nan, inf and -inf."""
+        if elem == "float" and self.writer is not None:
+            x = np.ascontiguousarray(data, dtype=np.float64)
+            if x.ndim != 1 or x.size != self.n:
+                raise ValueError(f"{x.size} floats in rows of {self.n}")
+            self._cols.append(_Floats(x.view(np.uint64), words))
+            return self
         return self.ints(data) if elem not in ("float", "bool") else self.field(value_field(elem, data, words))
 
     def text(self) -> bytes:
@@ -282,9 +315,16 @@ class Rows:
         consts = bytearray()
         ints: list[np.ndarray] = []
         fields: list[np.ndarray] = []
+        floats: list[np.ndarray] = []
         width, nwords = 0, 0
         for c in self._cols:
-            if isinstance(c, bytes):
+            if isinstance(c, _Floats):
+                prog += [3, len(floats), len(consts)]
+                floats.append(c.bits)
+                for w in c.words:
+                    consts += bytes([len(w)]) + w
+                width += max(24, *(len(w) for w in c.words))  # (the longest repr: -1.2345678901234567e-308)
+            elif isinstance(c, bytes):
                 prog += [0, len(consts), len(consts) + len(c)]
                 consts += c
                 width += len(c)
@@ -302,9 +342,10 @@ class Rows:
         out = np.empty(n * width, np.uint8)
         ints_arr = np.stack(ints) if ints else np.zeros((0, n), np.int64)
         fields_arr = np.ascontiguousarray(np.concatenate(fields)) if fields else np.zeros((0, n), np.uint64)
+        floats_arr = np.stack(floats) if floats else np.zeros((0, n), np.uint64)
         assert self.writer is not None  # (text() comes here only with one)
         pos = self.writer(n, np.array(prog, np.int64), np.frombuffer(bytes(consts) or b"\0", np.uint8), ints_arr,
-                          fields_arr, _LITTLE, _PAIRS, _POWERS, out)
+                          fields_arr, floats_arr, _LITTLE, _PAIRS, _POWERS, _TABLES, out)
         return out[:pos].tobytes()
 
 

@@ -117,6 +117,12 @@ class Ops(Protocol):
         """`cond ? a : b`, elementwise, without branches."""
         ...
 
+    def select_into(self, cond: Value, a: Value, x: Value) -> Value:
+        """`select(cond, a, x)` for `X = { c ? e : x | x <- X }`, whose old X dies with the statement: a
+        backend may write the result into x itself where nothing else holds it (the NumPy backend, by
+        x's reference count), else it returns a new array."""
+        ...
+
     def to_int(self, x: Value) -> Value:
         """`int(x)`: truncation toward zero, saturating at the int64 range, nan -> 0."""
         ...

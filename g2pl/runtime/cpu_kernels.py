@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from g2pl.errors import G2PLError
-from g2pl.io import arraytext
+from g2pl.io import arraytext, shortest_float
 
 _state: dict[str, Any] = {}
 
@@ -158,7 +158,17 @@ def row_writer() -> Callable | None:
     them for the output alone costs more than it saves: about 130 MB of memory (numba and LLVM) and a
     second, against 0.3-0.5 s of 4-5 on a 16M-edge JSON result whose chunks are made on two threads
     anyway (bench/output.py)."""
-    return _jit(arraytext.write_rows) if use(0) else None
+    if not use(0):
+        return None
+    if "row_writer" not in _state:
+        # the functions write_rows calls, compiled, in place of the plain ones in their modules' globals
+        # (numba compiles a call only to a compiled function; called from Python they answer alike)
+        for name in ("_mul_hi", "_mul_shift", "_pow5_factor", "_pow5bits", "shortest", "_place", "float_text"):
+            fn = getattr(shortest_float, name)
+            setattr(shortest_float, name, _jit(getattr(fn, "py_func", fn)))
+        arraytext.float_text = shortest_float.float_text
+        _state["row_writer"] = _jit(arraytext.write_rows)
+    return _state["row_writer"]
 
 
 # ------------------------------------------------------------ triangles of an oriented graph

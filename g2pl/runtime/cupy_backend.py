@@ -86,6 +86,11 @@ class CuPyBackend(intops.IntOpsMixin):
     def select(self, cond, a, b):
         return self.xp.where(cond, a, b)
 
+    def select_into(self, cond, a, x):
+        """A new array, as `select` (on the device the copy the NumPy backend saves is a memory-bound
+        kernel at the GPU's bandwidth)."""
+        return self.xp.where(cond, a, x)
+
     def to_int(self, x):
         """`int(x)`: truncation toward zero, saturating at the int64 range, nan -> 0 (as NumPy's)."""
         xp = self.xp

@@ -68,6 +68,7 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
     # ---- elementwise operations of the generated code
 
     select = staticmethod(K.select)
+    select_into = staticmethod(K.select_into)
 
     @staticmethod
     def to_int(x):

@@ -276,6 +276,8 @@ CASES: dict[str, Callable[[Any, Callable], Any]] = {
     "name": lambda bk, a: bk.name in ("numpy", "cupy"),
     "entry_block": lambda bk, a: bk.entry_block >= 0,
     "select": lambda bk, a: bk.select(a([True, False, True]), a([1.0, 2.0, 3.0]), a([-1.0, -2.0, -3.0])),
+    "select_into": lambda bk, a: (bk.select_into(a([True, False, True]), a([1.0, 2.0, 3.0]), a([-1.0, -2.0, -3.0])),
+                                  bk.select_into(a([False, True]), np.int64(7), a([1, 2]))),
     "to_int": lambda bk, a: (bk.to_int(a([1.5, -2.7, np.nan, 1e30, -1e30])), bk.to_int(a([True, False])),
                              bk.to_int(np.float64(-3.9))),
     "to_float": lambda bk, a: (bk.to_float(a([1, -2])), bk.to_float(np.int64(3))),
