@@ -277,6 +277,29 @@ def _row_extreme(indptr, cols, x, fill, out, most, cuts):  # pragma: no cover (c
             out[r] = s
 
 
+def _row_extreme_selects(indptr, cols, x, fill, out, most, cuts):  # pragma: no cover (compiled)
+    """`_row_extreme` with a conditional move per entry instead of a branch (the same answers).  On
+    several threads it is the faster (kron:20's 31.4M-entry int32 min pull on two threads: median 0.83x
+    of `_row_extreme`'s time, 24 interleaved pairs); on one, the branch, which the processor predicts
+    (a row's least label is seldom displaced), lets it run ahead: 1.09x."""
+    for b in prange(len(cuts) - 1):
+        for r in range(cuts[b], cuts[b + 1]):
+            lo, hi = indptr[r], indptr[r + 1]
+            if lo == hi:
+                out[r] = fill
+                continue
+            s = x[np.uint64(cols[lo])]
+            if most:
+                for k in range(lo + 1, hi):
+                    v = x[np.uint64(cols[k])]
+                    s = v if (v > s) | (v != v) else s
+            else:
+                for k in range(lo + 1, hi):
+                    v = x[np.uint64(cols[k])]
+                    s = v if (v < s) | (v != v) else s
+            out[r] = s
+
+
 _ROW_KERNELS: dict[str, Callable[..., None]] = {"sum": _row_sums, "min": _row_extreme, "max": _row_extreme}
 
 
@@ -299,6 +322,8 @@ def row_reduce(op: str, indptr: np.ndarray, cols: np.ndarray, x: np.ndarray, fil
     kernel = _ROW_KERNELS.get(op)
     if kernel is None or not (cpu_kernels.available() if force else cpu_kernels.use(len(cols))):
         return None
+    if op != "sum" and (cpu_kernels.threads() if nthreads is None else nthreads) > 1:
+        kernel = _row_extreme_selects
     out = np.empty(len(indptr) - 1, dtype=x.dtype)
     args = (indptr, cols, x, x.dtype.type(fill), out, op == "max") if op != "sum" else (indptr, cols, x, x.dtype.type(0), out)
     cpu_kernels.run_rows(kernel, args, indptr, nthreads=nthreads)

@@ -91,16 +91,23 @@ def _skewed(seed: int, rows: int = 3000, cols: int = 2500):
 
 @needs_numba
 @pytest.mark.parametrize("op", ["sum", "min", "max"])
-def test_row_reduce_has_the_same_bits_on_any_thread_count(op):
-    """Each row is reduced in order by one thread: float sums have the same bits on 1, 2, 3 and 4 threads."""
+@pytest.mark.parametrize("kind", ["float", "float with NaN and signed zeros", "int"])
+def test_row_reduce_has_the_same_bits_on_any_thread_count(op, kind):
+    """Each row is reduced in order by one thread: float sums have the same bits on 1, 2, 3 and 4 threads;
+    minima and maxima too, though several threads take them with conditional moves (`_row_extreme_selects`)
+    and one thread with branches."""
     indptr, nbr, rng = _skewed(5)
     x = rng.standard_normal(2500) * 10.0 ** rng.integers(-12, 12, 2500)
+    if kind == "int":
+        x = rng.integers(-2**62, 2**62, 2500)
+    elif kind != "float":
+        x[::37], x[1::11], x[2::13] = np.nan, -0.0, 0.0
     want = K.row_reduce(op, indptr, nbr, x, -1.5, force=True, nthreads=1)
     assert want is not None
     for t in (2, 3, 4):
         got = K.row_reduce(op, indptr, nbr, x, -1.5, force=True, nthreads=t)
         assert got is not None and np.array_equal(got.view(np.int64), want.view(np.int64)), t
-    if op == "sum":
+    if op == "sum" and kind == "float":
         M = sp.csr_matrix((np.ones(len(nbr)), nbr, indptr), shape=(len(indptr) - 1, 2500))
         assert np.array_equal(want.view(np.int64), (M @ x).view(np.int64))
 
