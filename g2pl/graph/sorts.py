@@ -16,10 +16,48 @@ digits 3.7-4.3 s; a stable sort by the 20-bit destination in two such passes 2.1
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
+
+from g2pl.graph import cores
 
 #: Entries per chunk of the chunked passes: temporaries stay a few tens of MB at any size.
 CHUNK = 1 << 20
+
+
+#: keys from which `sort_keys` shares a sort among threads (below, starting threads costs more than it saves)
+PARALLEL_SORT = 1 << 20
+
+
+def sort_keys(key: np.ndarray) -> None:
+    """`key.sort()` in place, on `cores.threads()` threads where the keys are many: `partition` puts the
+    keys around T - 1 evenly spaced ranks in place (one linear pass, about a tenth of the sort), then
+    each of the T stretches, which hold all keys between two of those ranks, is sorted by its own thread
+    (NumPy sorts without the GIL).  Integers sorted either way are the same array.  kron:20's 16.8M int64
+    keys on 2 cores: 0.22-0.26 s against 0.30-0.38 s."""
+    t = min(cores.threads(), max(key.size // (PARALLEL_SORT // 2), 1))
+    if t <= 1:
+        key.sort()
+        return
+    cuts = [key.size * i // t for i in range(t + 1)]
+    key.partition(cuts[1:-1])
+    failed: list[BaseException] = []
+
+    def sort(part: np.ndarray) -> None:
+        try:
+            part.sort()
+        except BaseException as e:  # noqa: BLE001 - raised again in the calling thread
+            failed.append(e)
+
+    workers = [threading.Thread(target=sort, args=(key[lo:hi],)) for lo, hi in zip(cuts[1:-1], cuts[2:])]
+    for w in workers:
+        w.start()
+    sort(key[:cuts[1]])
+    for w in workers:
+        w.join()
+    if failed:
+        raise failed[0]
 
 
 def bits_for(count: int) -> int:
@@ -65,7 +103,7 @@ def sort_unique_pairs(pair: list, n: int, weight: np.ndarray | None = None, *, u
     del a, b, x, y, k
     w = weight
     if w is None:
-        key.sort()
+        sort_keys(key)
     elif not bool(np.all(key[1:] >= key[:-1])):
         order = np.argsort(key)  # stability not needed: each group keeps its minimum
         key = key[order]
@@ -146,7 +184,7 @@ def by_target(dst: np.ndarray, n: int, eid_dtype: np.dtype, chunk: int = CHUNK) 
         np.left_shift(dst[lo : lo + chunk], mbits, out=k, dtype=np.int64)
         k |= np.arange(lo, lo + k.size, dtype=np.int64)
     del k
-    key.sort()
+    sort_keys(key)
     mask = (1 << mbits) - 1
     for lo in range(0, m, chunk):
         hi = min(lo + chunk, m)
@@ -179,7 +217,7 @@ class TargetKeys:
             ids <<= np.uint64(self.bits)
             k |= ids
             k |= src[lo : lo + chunk].astype(np.uint64)
-        key.sort()
+        sort_keys(key)
         self.key = key
 
     @staticmethod

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from g2pl.errors import G2PLError
+from g2pl.graph import cores
 from g2pl.io import arraytext, shortest_float
 
 _state: dict[str, Any] = {}
@@ -34,11 +34,6 @@ _state: dict[str, Any] = {}
 #: numba's `prange` in a compiled kernel: `_jit` binds it in the kernel's module before compiling (numba
 #: is imported on first use only); a serial build runs it as `range`
 prange = range
-
-#: the variables by which MPI launchers (MPICH's and Intel MPI's hydra, Open MPI, MVAPICH, Cray PALS) say
-#: how many ranks they started on this machine
-_LOCAL_RANKS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE", "PALS_LOCAL_SIZE")
-
 
 #: work (elements a kernel visits) from which a process loads the kernels in `auto` mode: about the
 #: work whose NumPy path costs what loading them does
@@ -69,23 +64,9 @@ def use(work: int) -> bool:
 
 
 def threads() -> int:
-    """Threads a compiled row kernel runs on: G2PL_THREADS (a positive integer) when set, else the CPUs
-    this process may run on (its affinity, which `taskset` or a batch system narrows), divided among the
-    ranks an MPI launcher started on this machine so that they do not oversubscribe its cores, unless the
-    launcher bound the process to fewer CPUs than the machine has (it divided them already)."""
-    raw = os.environ.get("G2PL_THREADS", "").strip()
-    if raw:
-        if not raw.isdigit() or int(raw) < 1:
-            raise G2PLError(f"G2PL_THREADS must be a positive integer, not {raw!r}")
-        return int(raw)
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # (no affinity on macOS and Windows)
-        cpus = os.cpu_count() or 1
-    if cpus < (os.cpu_count() or cpus):
-        return max(cpus, 1)
-    local = max((int(v) for k in _LOCAL_RANKS if (v := os.environ.get(k, "")).isdigit()), default=1)
-    return max(cpus // max(local, 1), 1)
+    """Threads a compiled row kernel runs on: g2pl.graph.cores.threads (G2PL_THREADS, else the CPUs
+    this process may use, shared among the MPI ranks on this machine)."""
+    return cores.threads()
 
 
 def row_cuts(indptr: np.ndarray, parts: int) -> np.ndarray:
@@ -270,18 +251,19 @@ def scatter_argmin(lp: np.ndarray, v: np.ndarray, ix: np.ndarray, t1: np.ndarray
 # ------------------------------------------------------------ CSR rows in another order
 
 
-def _take_rows(old_ptr, new_ptr, order, arr, table, mapped, out):  # pragma: no cover (compiled)
-    for k in range(len(order)):
-        a, b = old_ptr[order[k]], new_ptr[k]
-        for j in range(new_ptr[k + 1] - b):  # (`mapped` is loop-invariant: LLVM takes its test out)
-            out[b + j] = table[arr[a + j]] if mapped else arr[a + j]
+def _take_rows(old_ptr, new_ptr, order, arr, table, mapped, out, cuts):  # pragma: no cover (compiled)
+    for c in prange(len(cuts) - 1):  # blocks of new rows (run_rows): each writes its own rows
+        for k in range(cuts[c], cuts[c + 1]):
+            a, b = old_ptr[order[k]], new_ptr[k]
+            for j in range(new_ptr[k + 1] - b):  # (`mapped` is loop-invariant: LLVM takes its test out)
+                out[b + j] = table[arr[a + j]] if mapped else arr[a + j]
 
 
 def take_rows(old_ptr: np.ndarray, new_ptr: np.ndarray, order: np.ndarray, arr: np.ndarray,
               table: np.ndarray | None, out: np.ndarray) -> None:
     """out = the CSR entries `arr` (rows `old_ptr`) with rows taken in `order` (new rows `new_ptr`),
     mapped through `table` if given: one pass that writes each new row in place, where NumPy builds an
-    entry-position array and gathers through it (runtime/partition.py's degree view).  Call only where
-    `available()`."""
+    entry-position array and gathers through it (runtime/partition.py's degree view), its rows shared
+    among `threads()` threads (the same array on any count).  Call only where `available()`."""
     mapped = table is not None
-    _jit(_take_rows)(old_ptr, new_ptr, order, arr, table if mapped else arr[:1], mapped, out)
+    run_rows(_take_rows, (old_ptr, new_ptr, order, arr, table if mapped else arr[:1], mapped, out), new_ptr)

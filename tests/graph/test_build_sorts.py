@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from g2pl.graph import graph as gg
+from g2pl.graph import sorts
 from g2pl.graph.sorts import TargetKeys, by_target, row_pointers, sort_unique_pairs
 
 
@@ -159,3 +160,36 @@ def test_csr_matches_a_lexsorted_reference(monkeypatch, directed, keyed):
             assert np.array_equal(nbr, cols[order]) and np.array_equal(eid, ids[order]), trial
             assert np.array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])), trial
             assert nbr.dtype == np.int32 and eid.dtype == np.int32 and ptr.dtype == np.int64
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 5])
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_sort_keys_on_threads_is_the_sort(monkeypatch, threads, dtype):
+    """Shared among threads (partitioned at evenly spaced ranks, each stretch sorted by its own thread):
+    the array `np.sort` gives, with many repeats, -1 keys (self-loops) and stretches of one key."""
+    monkeypatch.setenv("G2PL_THREADS", str(threads))
+    monkeypatch.setattr(sorts, "PARALLEL_SORT", 64)
+    rng = np.random.default_rng(threads)
+    for size in (0, 1, 31, 32, 33, 1000, 50_000):
+        key = rng.integers(0, max(size // 3, 1), size).astype(dtype)
+        if dtype == np.int64 and size:
+            key[::7] = -1
+        want = np.sort(key)
+        sorts.sort_keys(key)
+        assert np.array_equal(key, want), size
+    key = np.full(10_000, 5, dtype)
+    sorts.sort_keys(key)
+    assert (key == 5).all()
+
+
+def test_sort_keys_raises_what_a_thread_raised(monkeypatch):
+    monkeypatch.setenv("G2PL_THREADS", "2")
+    monkeypatch.setattr(sorts, "PARALLEL_SORT", 64)
+
+    class Failing(np.ndarray):
+        def sort(self, *a, **k):
+            raise MemoryError("no room")
+
+    key = np.arange(1000, dtype=np.int64)[::-1].copy().view(Failing)
+    with pytest.raises(MemoryError, match="no room"):
+        sorts.sort_keys(key)

@@ -132,12 +132,14 @@ def test_row_cuts_cover_the_rows_in_order():
     ({}, {5}, 8, 1),
 ])
 def test_thread_count_policy(monkeypatch, env, affinity, cpus, want):
-    for k in ("G2PL_THREADS", *cpu_kernels._LOCAL_RANKS):
+    from g2pl.graph import cores
+
+    for k in ("G2PL_THREADS", *cores._LOCAL_RANKS):
         monkeypatch.delenv(k, raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    monkeypatch.setattr(cpu_kernels.os, "sched_getaffinity", lambda pid: affinity)
-    monkeypatch.setattr(cpu_kernels.os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(cores.os, "sched_getaffinity", lambda pid: affinity)
+    monkeypatch.setattr(cores.os, "cpu_count", lambda: cpus)
     assert cpu_kernels.threads() == want
 
 
