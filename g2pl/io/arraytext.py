@@ -292,11 +292,12 @@ class Rows:
         if self.writer is not None:
             return self._compiled_text()
         template = bytearray()
-        places = []
+        places: list[tuple[int, np.ndarray]] = []
         for c in self._cols:
             if isinstance(c, bytes):
                 template += c
             else:
+                assert not isinstance(c, _Floats)  # (made only where there is a compiled writer)
                 template += bytes(-len(template) % 8)
                 places.append((len(template) // 8, c))
                 template += bytes(8 * c.shape[0])
