@@ -43,12 +43,16 @@ def operand(rng, kind: str, n: int = N):
     return {"s": np.int64(-7), "si": 3, "sf": -0.0, "snan": np.nan}[kind]
 
 
+@pytest.mark.parametrize("numba", ["0", "1"])
 @pytest.mark.parametrize("density", [0.0, 0.001, 0.05, 0.3, 0.5, 0.97, 0.999, 1.0])
 @pytest.mark.parametrize("kinds", [("s", "i8"), ("si", "i8"), ("i8", "i8"), ("sf", "f8"), ("snan", "f8"),
                                    ("f8", "f8"), ("i8", "f8"), ("s", "i4")])
-def test_in_place_has_the_bits_of_where(density, kinds):
-    """Every balance of the mask (the three ways of select), scalar and array values, NaN payloads and
-    signed zeros: the old array itself comes back, holding np.where's bits."""
+def test_in_place_has_the_bits_of_where(monkeypatch, density, kinds, numba):
+    """Every balance of the mask (the three ways of select, or the compiled conditional moves on
+    threads where numba serves), scalar and array values, NaN payloads and signed zeros: the old array
+    itself comes back, holding np.where's bits."""
+    monkeypatch.setenv("G2PL_NUMBA", numba)
+    monkeypatch.setenv("G2PL_THREADS", "3")
     rng = np.random.default_rng(int(density * 1000) + len(kinds[0]))
     cond = rng.random(N) < density
     a, x = operand(rng, kinds[0]), operand(rng, kinds[1])
