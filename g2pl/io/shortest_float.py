@@ -82,6 +82,13 @@ def _pow5_factor(v) -> int:
     return count
 
 
+def _drop_digit(vr, vp, vm, vr_trailing, last):
+    """The general case's step: the last digit off the three, remembering whether all digits removed
+    from vr so far were zeros and the last one removed."""
+    ten = np.uint64(10)
+    return vr // ten, vp // ten, vm // ten, vr_trailing and last == 0, int(vr % ten)
+
+
 def _pow5bits(e: int) -> int:
     return ((e * 1217359) >> 19) + 1
 
@@ -144,19 +151,11 @@ def shortest(bits, inv_lo, inv_hi, pow_lo, pow_hi):
     if vm_trailing or vr_trailing:  # the rare general case
         while vp // ten > vm // ten:
             vm_trailing = vm_trailing and vm % ten == np.uint64(0)
-            vr_trailing = vr_trailing and last == 0
-            last = int(vr % ten)
-            vr //= ten
-            vp //= ten
-            vm //= ten
+            vr, vp, vm, vr_trailing, last = _drop_digit(vr, vp, vm, vr_trailing, last)
             removed += 1
         if vm_trailing:
             while vm % ten == np.uint64(0):
-                vr_trailing = vr_trailing and last == 0
-                last = int(vr % ten)
-                vr //= ten
-                vp //= ten
-                vm //= ten
+                vr, vp, vm, vr_trailing, last = _drop_digit(vr, vp, vm, vr_trailing, last)
                 removed += 1
         if vr_trailing and last == 5 and vr % np.uint64(2) == np.uint64(0):
             last = 4  # exactly halfway: round to even

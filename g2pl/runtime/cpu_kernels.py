@@ -144,7 +144,8 @@ def row_writer() -> Callable | None:
     if "row_writer" not in _state:
         # the functions write_rows calls, compiled, in place of the plain ones in their modules' globals
         # (numba compiles a call only to a compiled function; called from Python they answer alike)
-        for name in ("_mul_hi", "_mul_shift", "_pow5_factor", "_pow5bits", "shortest", "_place", "float_text"):
+        for name in ("_mul_hi", "_mul_shift", "_pow5_factor", "_pow5bits", "_drop_digit", "shortest", "_place",
+                     "float_text"):
             fn = getattr(shortest_float, name)
             setattr(shortest_float, name, _jit(getattr(fn, "py_func", fn)))
         arraytext.float_text = shortest_float.float_text
