@@ -15,8 +15,10 @@ non-finite ones as the caller's words (JSON's `"nan"`, CSV's `nan`).
 
 `Rows(n, writer)` writes the rows in one compiled pass instead, `writer` being `write_rows` compiled
 (g2pl.runtime.cpu_kernels.row_writer, where numba's kernels are loaded already): integer columns digit
-by digit per number, constants and fields copied without their NULs, straight into the output buffer
-(no byte matrix, no `translate`).  The bytes are the same either way (tests/cli/test_output_formats.py).
+by digit per number, floats by g2pl.io.shortest_float (the digits `repr` writes, from integer
+arithmetic: no Python object per number), constants and fields copied without their NULs, straight
+into the output buffer (no byte matrix, no `translate`).  The bytes are the same either way
+(tests/cli/test_output_formats.py, tests/cli/test_shortest_float.py).
 """
 
 from __future__ import annotations
