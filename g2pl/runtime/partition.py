@@ -155,6 +155,7 @@ class LocalGraph(LazyArrays):
         scatter through `order` took 5.3)."""
         if self.order is None:
             return arr
+        assert self.sorted_to_local is not None  # (every part builder sets both, or neither)
         return self.xp.take(arr, self.sorted_to_local)
 
     def owner_of(self, orig: np.ndarray) -> np.ndarray:
