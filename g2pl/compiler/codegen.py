@@ -27,6 +27,7 @@ from g2pl.compiler.exchange import (
     KeyedExchange,
     NbrExchange,
 )
+from g2pl.compiler.passes.reuse import ex_key
 from g2pl.compiler.passes.sparse import sparse_rest
 from g2pl.compiler.plan import Branch, Goto, Halt, Plan
 from g2pl.contract import Broadcast, Spec
@@ -208,11 +209,6 @@ def at_sender(e: ir.Ex) -> ir.Ex:
     return ir.map_leaves(e, leaf)
 
 
-def _same_read(e: ir.Ex, load: ir.Load) -> bool:
-    """Is `e` a read of `load`'s variable at each element itself (spans aside)?"""
-    return isinstance(e, ir.Load) and (e.var, e.kind, e.pos, e.elem) == (load.var, load.kind, load.pos, load.elem)
-
-
 def _lambda(params: str) -> str:
     return f"lambda {params}: " if params else "lambda: "
 
@@ -257,14 +253,15 @@ class CodeGen:
         """`ops.select_into(c, e, v_X)` for `X = c ? e : X` (or `c ? X : e`) over V or E at -O1 and up: X's
         old value dies here, so the backend may write the few changed elements into it (a BFS level
         update) instead of making a whole new array; None for any other statement."""
-        e, here = i.ex, ir.Load(i.ex.elem, i.ex.span, i.target, "vertex" if i.dom == "V" else "edge")
+        e = i.ex
         if self.plan.opt_level < 1 or i.dom not in ("V", "E") or not isinstance(e, ir.Where) \
                 or e.elem != self.elem_of(i.target):
             return None
+        here = ex_key(ir.Load(e.elem, e.span, i.target, "vertex" if i.dom == "V" else "edge"))  # X at each element
         gen = _ExGen(i.dom)
-        if _same_read(e.other, here):
+        if ex_key(e.other) == here:
             return f"ops.select_into({gen(e.cond)}, {gen(e.then)}, {pyname(i.target)})"
-        if _same_read(e.then, here):
+        if ex_key(e.then) == here:
             return f"ops.select_into(xp.logical_not({gen(e.cond)}), {gen(e.other)}, {pyname(i.target)})"
         return None
 

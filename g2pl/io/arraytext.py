@@ -29,7 +29,6 @@ from collections.abc import Callable
 import numpy as np
 
 from g2pl.io import shortest_float
-from g2pl.io.shortest_float import float_text  # (write_rows's; compiled: cpu_kernels.row_writer)
 
 _ZERO = ord("0")
 _MINUS = ord("-")
@@ -209,7 +208,7 @@ def write_rows(n, prog, consts, ints, fields, floats, little, pairs, powers, tab
             elif kind == 3:
                 bits = floats[a, r]
                 if (bits >> np.uint64(52)) & np.uint64(0x7FF) != np.uint64(0x7FF):
-                    pos = float_text(bits, out, pos, tables[0], tables[1], tables[2], tables[3])
+                    pos = shortest_float.float_text(bits, out, pos, tables[0], tables[1], tables[2], tables[3])
                     continue
                 word = 0 if bits & np.uint64((1 << 52) - 1) else (2 if bits >> np.uint64(63) else 1)
                 at = b

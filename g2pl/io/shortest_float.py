@@ -42,6 +42,11 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 INV_LO, INV_HI, POW_LO, POW_HI = _tables()
 
+#: the functions a compiled caller of `float_text` needs compiled, callees first (numba compiles a call
+#: only to a compiled function; cpu_kernels.row_writer puts them in place of these plain ones)
+COMPILED = ("_mul_hi", "_mul_shift", "_pow5_factor", "_pow5bits", "_drop_digit", "shortest", "_place",
+            "float_text")
+
 
 def _mul_hi(a, b):
     """(high, low) 64-bit halves of the 128-bit product of two uint64."""

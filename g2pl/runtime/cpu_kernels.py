@@ -63,10 +63,9 @@ def use(work: int) -> bool:
     return available()
 
 
-def threads() -> int:
-    """Threads a compiled row kernel runs on: g2pl.graph.cores.threads (G2PL_THREADS, else the CPUs
-    this process may use, shared among the MPI ranks on this machine)."""
-    return cores.threads()
+#: threads a compiled row kernel runs on (G2PL_THREADS, else the CPUs this process may use, shared among
+#: the MPI ranks on this machine): the process-wide policy of g2pl.graph.cores
+threads = cores.threads
 
 
 def row_cuts(indptr: np.ndarray, parts: int) -> np.ndarray:
@@ -142,13 +141,11 @@ def row_writer() -> Callable | None:
     if not use(0):
         return None
     if "row_writer" not in _state:
-        # the functions write_rows calls, compiled, in place of the plain ones in their modules' globals
-        # (numba compiles a call only to a compiled function; called from Python they answer alike)
-        for name in ("_mul_hi", "_mul_shift", "_pow5_factor", "_pow5bits", "_drop_digit", "shortest", "_place",
-                     "float_text"):
+        # the float functions write_rows calls, compiled, in place of the plain ones in their module
+        # (called from Python they answer alike)
+        for name in shortest_float.COMPILED:
             fn = getattr(shortest_float, name)
             setattr(shortest_float, name, _jit(getattr(fn, "py_func", fn)))
-        arraytext.float_text = shortest_float.float_text
         _state["row_writer"] = _jit(arraytext.write_rows)
     return _state["row_writer"]
 

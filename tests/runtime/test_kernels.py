@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from select_operands import operand
 
 from g2pl.compiler.exchange import Spec
 from g2pl.runtime import kernels as K
@@ -486,22 +487,7 @@ def test_select_is_bit_identical_to_where(density, kinds):
     n = 3 * K.SELECT_BLOCK + 123  # several blocks and a short last one
     cond = rng.random(n) < density
 
-    def operand(kind):
-        if kind == "i8":
-            return rng.integers(-2**62, 2**62, n)
-        if kind == "i4":
-            return rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)
-        if kind == "f8":
-            x = rng.standard_normal(n)
-            x[::7], x[1::7], x[2::7], x[3::7] = np.inf, -np.inf, np.nan, -0.0
-            return x
-        if kind == "b":
-            return rng.random(n) < 0.5
-        if kind == "c8":  # constant weights: a stride-0 view
-            return np.broadcast_to(np.array([2.5]), (n,))
-        return {"s": np.int64(-7), "si": 3, "s4": np.int32(9), "sb": True}[kind]
-
-    a, b = operand(kinds[0]), operand(kinds[1])
+    a, b = operand(rng, kinds[0], n), operand(rng, kinds[1], n)
     got, want = K.select(cond, a, b), np.where(cond, a, b)
     assert got.dtype == want.dtype and got.shape == want.shape
     if want.dtype == np.bool_:

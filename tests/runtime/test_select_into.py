@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from oracles import random_graph
+from select_operands import operand
 
 import g2pl
 from g2pl.runtime import kernels as K
@@ -31,18 +32,6 @@ def bits(x: np.ndarray) -> np.ndarray:
     return x.view(np.bool_) if x.dtype == np.bool_ else x.view(f"i{x.dtype.itemsize}")
 
 
-def operand(rng, kind: str, n: int = N):
-    if kind == "i8":
-        return rng.integers(-2**62, 2**62, n)
-    if kind == "i4":
-        return rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)
-    if kind == "f8":
-        x = rng.standard_normal(n)
-        x[::7], x[1::7], x[2::7], x[3::7] = np.inf, -np.inf, np.nan, -0.0
-        return x
-    return {"s": np.int64(-7), "si": 3, "sf": -0.0, "snan": np.nan}[kind]
-
-
 @pytest.mark.parametrize("numba", ["0", "1"])
 @pytest.mark.parametrize("density", [0.0, 0.001, 0.05, 0.3, 0.5, 0.97, 0.999, 1.0])
 @pytest.mark.parametrize("kinds", [("s", "i8"), ("si", "i8"), ("i8", "i8"), ("sf", "f8"), ("snan", "f8"),
@@ -55,7 +44,7 @@ def test_in_place_has_the_bits_of_where(monkeypatch, density, kinds, numba):
     monkeypatch.setenv("G2PL_THREADS", "3")
     rng = np.random.default_rng(int(density * 1000) + len(kinds[0]))
     cond = rng.random(N) < density
-    a, x = operand(rng, kinds[0]), operand(rng, kinds[1])
+    a, x = operand(rng, kinds[0], N), operand(rng, kinds[1], N)
     want = np.where(cond, a, x)
     same_type, at = want.dtype == x.dtype, addr(x)
     got = into(cond, a, [x])  # x still held here: a new array
@@ -70,11 +59,11 @@ def test_in_place_has_the_bits_of_where(monkeypatch, density, kinds, numba):
 def test_chains_of_updates_stay_in_place():
     """The select's own result (a view of its integer bits for floats) is updated in place next time."""
     rng = np.random.default_rng(5)
-    v = K.select(rng.random(N) < 0.5, operand(rng, "f8"), operand(rng, "f8"))  # the blended path
+    v = K.select(rng.random(N) < 0.5, operand(rng, "f8", N), operand(rng, "f8", N))  # the blended path
     ref = v.copy()
     for density in (0.4, 0.002, 0.06, 0.5):
         cond = rng.random(N) < density
-        vals = operand(rng, "f8")
+        vals = operand(rng, "f8", N)
         ref = np.where(cond, vals, ref)
         at, box = addr(v), [v]
         del v
