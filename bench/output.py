@@ -14,11 +14,12 @@ formatting from the disk.  Then `g2pl run programs/bfs.g2pl --graph kron:20` wit
 `--values random` writes floats that hardly repeat (standard normal, times 10**k for k from -30 to
 30: what PageRank or Jaccard values are like) instead of thirds, whose few distinct values the array
 writer formats once each.  `--writer compiled` writes as a run that has loaded numba's kernels already
-does (G2PL_NUMBA=1, the compiled row writer loaded before the write is timed); `array` (default) as a
-run that has not.
+does (G2PL_NUMBA=1, the compiled row writer loaded before the write is timed); `auto` (default) as a
+run that has not (the writer loads them itself for a result of many floats: FLOATS_TO_LOAD in
+g2pl/runtime/cpu_kernels.py, its loading timed with the write); `array` without numba (G2PL_NUMBA=0).
 
     python bench/output.py [--quick] [--edges N] [--tmpfs] [--repeat 3] [--values thirds|random]
-                           [--writer array|compiled]
+                           [--writer auto|array|compiled]
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ def child(fmt: str, elem: str, edges: int, directory: str, seed: int, values: st
 def _run_child(fmt: str, elem: str, edges: int, directory: str, seed: int, values: str, writer: str) -> dict:
     cmd = [sys.executable, __file__, "--child", fmt, "--type", elem, "--edges", str(edges), "--dir", directory,
            "--seed", str(seed), "--values", values, "--writer", writer]
-    env = dict(os.environ, G2PL_NUMBA="1" if writer == "compiled" else os.environ.get("G2PL_NUMBA", "auto"))
+    numba = {"compiled": "1", "array": "0"}.get(writer, os.environ.get("G2PL_NUMBA", "auto"))
+    env = dict(os.environ, G2PL_NUMBA=numba)
     r = harness.run_child(cmd, timeout=1800, env=env)
     if r["rc"] != 0:
         return {"format": fmt, "type": elem, "edges": edges, "error": r["out"][-2000:], "ok": False}
@@ -169,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--child", choices=FORMATS, help=None)
     ap.add_argument("--type", default="int", choices=("int", "float"))
     ap.add_argument("--values", default="thirds", choices=("thirds", "random"), help="the float values")
-    ap.add_argument("--writer", default="array", choices=("array", "compiled"), help="the text writer")
+    ap.add_argument("--writer", default="auto", choices=("auto", "array", "compiled"), help="the text writer")
     a = ap.parse_args(argv)
     if a.child:
         print(json.dumps(child(a.child, a.type, a.edges, a.dir, a.seed, a.values, a.writer)))

@@ -328,7 +328,8 @@ class CsvFormat(_TableFormat):
 
     def rows(self, shares: list[Share], kind: str, values: list[Share], at: slice) -> bytes:
         first = values[0].value
-        rows = Rows(len(first.data[at]), cpu_kernels.row_writer())
+        floats = sum(len(s.value) for s in values if s.type == "float")
+        rows = Rows(len(first.data[at]), cpu_kernels.row_writer(floats))
         if kind == "vertex":
             rows.ints(first.ids(at))
         else:

@@ -20,6 +20,7 @@ in order by one thread, so the answers have the same bits for any thread count.
 from __future__ import annotations
 
 import os
+import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -110,9 +111,11 @@ def run_rows(fn: Callable, args: tuple, indptr: np.ndarray | None = None, items:
         return kernel(*args, cuts)
 
 
-def _jit(fn: Callable, parallel: bool = False) -> Callable:
+def _jit(fn: Callable, parallel: bool = False, inline: bool = False) -> Callable:
     """`fn` compiled (once per process; from numba's on-disk cache when it is there), with `prange`
-    numba's in its module: over threads with `parallel`, else as `range`."""
+    numba's in its module: over threads with `parallel`, else as `range`; with `inline`, compiled into
+    each compiled caller instead (a call between compiled functions passes each array as its seven
+    fields and counts references on them: for a small function called per element, more than its work)."""
     key = "jit:" + fn.__name__ + (":parallel" if parallel else "")
     if key not in _state:
         numba = _state["numba"]
@@ -120,7 +123,7 @@ def _jit(fn: Callable, parallel: bool = False) -> Callable:
         if parallel:  # a copy under its own name: numba's disk cache files a function by its name and
             # types, not its options, so the serial and the parallel build would load each other's code
             fn = _renamed(fn, fn.__name__ + "__parallel")
-        _state[key] = numba.njit(cache=True, nogil=True, parallel=parallel)(fn)
+        _state[key] = numba.njit(cache=True, nogil=True, parallel=parallel, inline="always" if inline else "never")(fn)
     return _state[key]
 
 
@@ -132,22 +135,34 @@ def _renamed(fn: Callable, name: str) -> Callable:
     return copy
 
 
-def row_writer() -> Callable | None:
+#: float elements of a text output from which its writer loads the kernels for it alone: the array path
+#: formats each distinct float through `repr` (about 0.7 µs for values that hardly repeat), the compiled
+#: writer any float in about 0.05 µs, and loading costs about 0.5 s and 170 MB (bench/output.py)
+FLOATS_TO_LOAD = 1 << 21
+_loading = threading.Lock()
+
+
+def row_writer(floats: int = 0) -> Callable | None:
     """`g2pl.io.arraytext.write_rows` compiled, for writing large outputs as text, where this process
-    has loaded kernels already (or G2PL_NUMBA=1); else None (the array path, the same bytes).  Loading
-    them for the output alone costs more than it saves: about 130 MB of memory (numba and LLVM) and a
-    second, against 0.3-0.5 s of 4-5 on a 16M-edge JSON result whose chunks are made on two threads
-    anyway (bench/output.py)."""
-    if not use(0):
+    has loaded kernels already, G2PL_NUMBA=1, or the output holds `floats` float elements from
+    FLOATS_TO_LOAD on; else None (the array path, the same bytes).  Integers and booleans alone never
+    load them: their array path is within a few tenths of a second of the compiled one on a 16M-edge
+    JSON result, whose chunks are made on two threads anyway."""
+    if not use(AUTO_WORK if floats >= FLOATS_TO_LOAD else 0):
         return None
-    if "row_writer" not in _state:
-        # the float functions write_rows calls, compiled, in place of the plain ones in their module
-        # (called from Python they answer alike)
-        for name in shortest_float.COMPILED:
-            fn = getattr(shortest_float, name)
-            setattr(shortest_float, name, _jit(getattr(fn, "py_func", fn)))
-        _state["row_writer"] = _jit(arraytext.write_rows)
+    with _loading:  # (chunks may be formatted on several threads at once)
+        if "row_writer" not in _state:
+            _load_row_writer()
     return _state["row_writer"]
+
+
+def _load_row_writer() -> None:
+    """The float functions write_rows calls compiled (into it), in place of the plain ones in their
+    module (called from Python they answer alike), then write_rows."""
+    for name in shortest_float.COMPILED:
+        fn = getattr(shortest_float, name)
+        setattr(shortest_float, name, _jit(getattr(fn, "py_func", fn), inline=True))
+    _state["row_writer"] = _jit(arraytext.write_rows)
 
 
 # ------------------------------------------------------------ triangles of an oriented graph

@@ -178,7 +178,7 @@ class RankPart:
         (`g2pl.io.arraytext.json_entries`; by its compiled pass where numba's kernels are loaded:
         cpu_kernels.row_writer), the
         same text `json.dumps` writes for the chunk's shape, without a Python object per entry."""
-        writer = cpu_kernels.row_writer() if len(self) else None
+        writer = cpu_kernels.row_writer(len(self) if self.type == "float" else 0) if len(self) else None
         return self.chunk_jobs(chunk, functools.partial(self._json_piece, depth=depth, writer=writer))
 
     def chunk_jobs(self, chunk: int, make: Callable[[slice], T]) -> Iterator[Callable[[], T]]:

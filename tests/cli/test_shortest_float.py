@@ -69,3 +69,25 @@ def test_compiled_rows_write_what_repr_writes(monkeypatch, kind):
                    for v in x.tolist()).encode()
     assert got == want
     assert got == AT.Rows(x.size, None).value("float", x, AT.JSON_NONFINITE).const(b"\n").text()
+
+
+def test_every_layout_as_plain_python():
+    """Each count of digits (1 to 17) at each place of the point around the two layouts' borders
+    (positional from 1e-4 to below 1e16, else scientific)."""
+    digits = "12345678901234567"
+    xs = [float(f"{digits[:nd]}e{e}") for nd in range(1, 18) for e in range(-24, 20)]
+    bad = [(x, text(x)) for x in xs + [-x for x in xs] if text(x) != repr(x)]
+    assert not bad
+
+
+def test_the_writer_loads_the_kernels_for_many_floats_only(monkeypatch):
+    """In `auto` mode a process that has loaded no kernel writes integers by the array path, and a
+    result of FLOATS_TO_LOAD floats or more by the compiled writer (formatting them costs a tenth)."""
+    if not cpu_kernels.available():
+        pytest.skip("numba is not installed")
+    monkeypatch.setenv("G2PL_NUMBA", "auto")
+    monkeypatch.setattr(cpu_kernels, "_state", {"numba": cpu_kernels._state["numba"]})
+    assert cpu_kernels.row_writer(0) is None
+    assert cpu_kernels.row_writer(cpu_kernels.FLOATS_TO_LOAD - 1) is None
+    assert cpu_kernels.row_writer(cpu_kernels.FLOATS_TO_LOAD) is not None
+    assert cpu_kernels.row_writer(0) is not None  # (loaded now: every text output uses it)
