@@ -16,11 +16,17 @@ part built otherwise), `reduce` declines and the caller's pass serves.
 
 Building the blocks costs about five reductions' time, so it happens on the sixth large reduction
 over the same adjacency (BUILD_AFTER), and the blocks live as long as the adjacency (the partition
-cache keeps it between runs).  The blocks copy the column indices (4 bytes per entry) plus 12 bytes
+cache keeps it between runs) if they pay: whether the cache holds x well enough without them depends
+on the machine (on the same VM type on another day the kron:20 sum took 1.06x the row kernel's time
+with blocks), so the first TRIALS reductions by blocks are timed against the best of the row kernel's
+on the same adjacency, and blocks no faster are dropped for good (the same bits either way).  The blocks copy the column indices (4 bytes per entry) plus 12 bytes
 per (row, block) pair; they are not built where that could take more than half the memory left.
 """
 
 from __future__ import annotations
+
+import math
+import time
 
 import numpy as np
 
@@ -41,6 +47,9 @@ TABLE_BYTES = 4 << 20
 #: advance); a short run does not build blocks it would hardly use, a long one (or the next run
 #: on a cached graph part) uses them
 BUILD_AFTER = 5
+
+#: reductions by blocks timed, after the build, against the row kernel's best time before it
+TRIALS = 2
 
 #: entries whose column ranks `ColumnBlocks._build` gathers at a time (16 MiB of int32)
 CHUNK = 1 << 22
@@ -156,6 +165,12 @@ class ColumnBlocks:
         self.asked = 0
         self.usable = len(order) > (2 << BLOCK_BITS) and len(order) < 2**31 and len(cols) >= len(order)
         self._built: tuple | None = None
+        self.rows_best = math.inf  # the row kernel's best one-thread time here (`rows_took`)
+        self.blocks_times: list[float] = []  # the first TRIALS reductions by blocks
+
+    def rows_took(self, seconds: float) -> None:
+        """The row kernel served a one-thread reduction over these entries in `seconds`."""
+        self.rows_best = min(self.rows_best, seconds)
 
     def reduce(self, op: str, x: np.ndarray, fill=0, nthreads: int | None = None) -> np.ndarray | None:
         """Per row, `op` ("sum", "min", "max") of x[cols[k]] over its entries, the bits of
@@ -175,6 +190,16 @@ class ColumnBlocks:
             if self._built is None:
                 self.usable = False
                 return None
+        t0 = time.perf_counter()
+        out = self._reduce(op, x, fill)
+        if len(self.blocks_times) < TRIALS:
+            self.blocks_times.append(time.perf_counter() - t0)
+            if len(self.blocks_times) == TRIALS and min(self.blocks_times) >= self.rows_best:
+                self.usable, self._built = False, None  # no faster here: the row kernel serves from now on
+        return out
+
+    def _reduce(self, op: str, x: np.ndarray, fill) -> np.ndarray:
+        assert self._built is not None
         perm, prow, pptr, bcols, starts = self._built
         xs = x
         if perm is not None:  # x in ID order (compiled: twice np.take's speed)

@@ -9,6 +9,7 @@ results); partition.py uses `expand_ranges` on the host while it builds graph pa
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from typing import Final
 
@@ -336,11 +337,15 @@ def row_reduce(op: str, indptr: np.ndarray, cols: np.ndarray, x: np.ndarray, fil
     kernel = _ROW_KERNELS.get(op)
     if kernel is None or not (cpu_kernels.available() if force else cpu_kernels.use(len(cols))):
         return None
-    if op != "sum" and (cpu_kernels.threads() if nthreads is None else nthreads) > 1:
+    threads = cpu_kernels.threads() if nthreads is None else nthreads
+    if op != "sum" and threads > 1:
         kernel = _row_extreme_selects
     out = np.empty(len(indptr) - 1, dtype=x.dtype)
     args = (indptr, cols, x, x.dtype.type(fill), out, op == "max") if op != "sum" else (indptr, cols, x, x.dtype.type(0), out)
+    t0 = time.perf_counter()
     cpu_kernels.run_rows(kernel, args, indptr, nthreads=nthreads)
+    if blocks is not None and threads == 1:  # (what the blocks must beat to be kept)
+        blocks.rows_took(time.perf_counter() - t0)
     return out
 
 

@@ -6,6 +6,7 @@ one rank and on three, with blocks small enough to engage on a test graph."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +96,31 @@ def test_blocks_wait_then_build_once(monkeypatch):
     assert blocks.reduce("sum", x) is not None
     built = blocks._built
     assert blocks.reduce("max", x) is not None and blocks._built is built
+
+
+def test_blocks_no_faster_than_the_row_kernel_are_dropped(monkeypatch):
+    """The row kernel's one-thread passes during the wait are timed (through row_reduce); the first
+    TRIALS reductions by blocks are kept only if faster, else the blocks go and the row kernel serves."""
+    monkeypatch.setattr(CB, "BLOCK_BITS", 3)
+    monkeypatch.setattr(CB, "TABLE_BYTES", 0)
+    monkeypatch.setenv("G2PL_NUMBA", "1")
+    indptr, cols, order, rng = _csr(3)
+    x = rng.random(len(order))
+    want = K.row_reduce("sum", indptr, cols, x, nthreads=1)
+    for rows_best, kept in ((math.inf, True), (0.0, False)):
+        blocks = CB.ColumnBlocks(indptr, cols, order)
+        for _ in range(CB.BUILD_AFTER):  # served by the row kernel, each pass timed
+            assert _same(K.row_reduce("sum", indptr, cols, x, nthreads=1, blocks=blocks), want)
+        assert 0 < blocks.rows_best < math.inf
+        blocks.rows_best = rows_best  # (a row kernel that never loses, or always does)
+        for _ in range(CB.TRIALS):
+            assert _same(blocks.reduce("sum", x, nthreads=1), want)
+        assert blocks.usable is kept and (blocks._built is not None) is kept
+        assert (blocks.reduce("sum", x, nthreads=1) is not None) is kept
+        assert _same(K.row_reduce("sum", indptr, cols, x, nthreads=1, blocks=blocks), want)
+    blocks = CB.ColumnBlocks(indptr, cols, order)
+    K.row_reduce("sum", indptr, cols, x, nthreads=2, blocks=blocks)
+    assert blocks.rows_best == math.inf  # two threads' time is not what blocks (one thread) must beat
 
 
 def test_blocks_decline(small_blocks, monkeypatch):
