@@ -19,10 +19,12 @@ in order by one thread, so the answers have the same bits for any thread count.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -158,11 +160,14 @@ def row_writer(floats: int = 0) -> Callable | None:
 
 def _load_row_writer() -> None:
     """The float functions write_rows calls compiled (into it), in place of the plain ones in their
-    module (called from Python they answer alike), then write_rows."""
+    module (called from Python they answer alike), then write_rows, under a name carrying a digest of
+    their module's source: numba's disk cache checks only the caller's own file, and would otherwise
+    reuse a write_rows compiled with an older copy of them inside."""
     for name in shortest_float.COMPILED:
         fn = getattr(shortest_float, name)
         setattr(shortest_float, name, _jit(getattr(fn, "py_func", fn), inline=True))
-    _state["row_writer"] = _jit(arraytext.write_rows)
+    digest = hashlib.sha256(Path(shortest_float.__file__).read_bytes()).hexdigest()[:12]
+    _state["row_writer"] = _jit(_renamed(arraytext.write_rows, f"write_rows__{digest}"))
 
 
 # ------------------------------------------------------------ triangles of an oriented graph

@@ -91,3 +91,23 @@ def test_the_writer_loads_the_kernels_for_many_floats_only(monkeypatch):
     assert cpu_kernels.row_writer(cpu_kernels.FLOATS_TO_LOAD - 1) is None
     assert cpu_kernels.row_writer(cpu_kernels.FLOATS_TO_LOAD) is not None
     assert cpu_kernels.row_writer(0) is not None  # (loaded now: every text output uses it)
+
+
+def test_the_compiled_writer_is_named_after_its_float_functions_source(monkeypatch, tmp_path):
+    """numba's disk cache checks only the caller's file: write_rows, which has the float functions
+    compiled into it, is compiled under a name carrying their source's digest, so a changed
+    shortest_float.py never meets a cached write_rows made with the old one."""
+    compiled: list[str] = []
+    monkeypatch.setattr(cpu_kernels, "_jit", lambda fn, parallel=False, inline=False: compiled.append(fn.__name__) or fn)
+    monkeypatch.setattr(cpu_kernels, "_state", dict(cpu_kernels._state))  # (this process's writer kept)
+    for name in S.COMPILED:  # (the module's functions back as they are after the test)
+        monkeypatch.setattr(S, name, getattr(S, name))
+    names = []
+    for text in (b"one", b"two", b"one"):
+        src = tmp_path / f"{len(names)}.py"
+        src.write_bytes(text)
+        monkeypatch.setattr(S, "__file__", str(src))
+        cpu_kernels._load_row_writer()
+        names.append(compiled[-1])
+    assert names[0] != names[1] and names[0] == names[2] and all(n.startswith("write_rows__") for n in names)
+    assert compiled[:len(S.COMPILED)] == list(S.COMPILED)
