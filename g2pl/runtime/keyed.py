@@ -165,7 +165,7 @@ class Keyed:
         return out
 
     def _route(self, ukeys, fields: list) -> tuple:
-        """One record per key (ascending: grouped by owner rank) to the key's owner: what arrived."""
+        """The records (keys ascending: grouped by owner rank) to each key's owner: what arrived."""
         xp, bk = self.xp, self.bk
         owners = self.lg.owner_of(ukeys)
         counts = bk.bincount(owners, minlength=self.comm.size).astype(xp.int64)
@@ -266,7 +266,8 @@ class Keyed:
         return order, bk.segments(indptr), ks[starts]
 
     def _combine(self, spec: Spec, keys, fields: list) -> tuple[Any, list]:
-        """Group `fields` by `keys` and combine each group: (distinct keys, combined fields)."""
+        """Group `fields` by `keys` and combine each group: (distinct keys, combined fields); for `mode`,
+        which no partial result combines, (the keys in order, the fields in their order)."""
         xp, bk = self.xp, self.bk
         op = spec.op
         if op in ("argmin", "argmax"):
@@ -277,6 +278,9 @@ class Keyed:
             order, seg, uk = self._group(keys, (fields[1], fields[2]))
             total = seg.sum(fields[0][order])
             return uk, [total, seg.counts.astype(xp.int64)]
+        if op == "mode":  # a mode of modes is not the mode: every entry goes, in key order, to be counted
+            order = xp.argsort(keys, kind="stable")
+            return keys[order], [fields[0][order]]
         order, seg, uk = self._group(keys)
         v = fields[0][order]
         if op in ("count", "sum"):

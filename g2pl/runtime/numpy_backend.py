@@ -72,9 +72,11 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
 
     @staticmethod
     def to_int(x):
-        """`int(x)`: see K.float_to_int (floats); bools and vids as they are.  Scalars stay np.int64."""
+        """`int(x)`: see K.float_to_int (floats); bools and vids as they are (an int64 array is itself, not
+        a copy: no array of a value is written after it is made but by its sole holder, select_into).
+        Scalars stay np.int64."""
         a = np.asarray(x)
-        r = K.float_to_int(a) if a.dtype.kind == "f" else a.astype(np.int64)
+        r = K.float_to_int(a) if a.dtype.kind == "f" else a.astype(np.int64, copy=False)
         return r if r.ndim else r[()]
 
     @staticmethod

@@ -105,7 +105,10 @@ main() {
   g = mode [ c | c <- C ];
   h = mode [ c | c <- C, c > 100 ];
   e = mode [ C[u] * 10 + C[w] | (u, w) <- E ];
-  return M, F, B, O, g, h, e;
+  r = min [ id | v <- V ];
+  K = mode [ imod(u, 5) | (u, w) <- E ] by { r | v <- V }[u];
+  T = mode [ imod(id, 4) | x <- V ] by [C[x], r];
+  return M, F, B, O, g, h, e, K, T;
 }
 """
 
@@ -130,6 +133,10 @@ def mode_answers(G) -> dict:
         "g": ref_mode(C.values(), 0),
         "h": 0,
         "e": ref_mode([C[a] * 10 + C[b] for a, b in edges], 0),
+        # keyed: every edge's imod(u, 5) at the least ID (ties common: a mode of per-rank modes is wrong);
+        # each vertex's imod(id, 4) at both its keys (C[x] names the vertex of that ID, if any)
+        "K": {v: ref_mode([a % 5 for a, _ in edges], 0) if v == min(G.nodes) else 0 for v in G.nodes},
+        "T": {v: ref_mode([x % 4 for x in G.nodes if v in (C[x], min(G.nodes))], 0) for v in G.nodes},
     }
 
 
