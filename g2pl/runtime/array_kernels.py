@@ -52,6 +52,25 @@ class HostOps:
         (np.minimum if op == "min" else np.maximum).at(out, idx, vals)
 
 
+def narrow_int32(ops, v, mask, ident32: int):
+    """Backend.narrow_int32 in array operations (every value checked, not only those under the mask)."""
+    xp = ops.xp
+    i32 = xp.iinfo(xp.int32)
+    if not (i32.min < ops.item(v.min()) and ops.item(v.max()) < i32.max):
+        return None
+    v32 = v.astype(xp.int32)
+    return v32 if mask is None else ops.select(mask, v32, xp.int32(ident32))
+
+
+def widen_int32(ops, r32, ident32: int, ident: int):
+    """Backend.widen_int32 in array operations."""
+    xp = ops.xp
+    at = r32 == ident32
+    r = r32.astype(xp.int64)
+    ops.put_where(r, at, ident)
+    return r, int(ops.item(xp.count_nonzero(at)))
+
+
 def seg_reduce(ops, seg, op: str, value, mask, elem: str, ids=None):
     """Aggregate per-entry `value` into rows with the language's empty and tie rules."""
     xp, select = ops.xp, ops.select

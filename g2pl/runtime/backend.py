@@ -269,6 +269,16 @@ class Backend(Ops, KernelOps, Protocol):
         receivers pass's rows.)"""
         ...
 
+    def narrow_int32(self, v: Array, mask: Array | None, ident32: int) -> Array | None:
+        """The int64 `v` as int32 where `mask` holds (everywhere where None) and `ident32` elsewhere, for
+        a min/max pull over half the bytes; None where a value under the mask is not strictly inside
+        int32 (so that `ident32`, int32's least or greatest, stands for no value)."""
+        ...
+
+    def widen_int32(self, r32: Array, ident32: int, ident: int) -> tuple[Array, int]:
+        """(`r32` as int64 with `ident` where it is `ident32`, how many are): a narrowed pull's result."""
+        ...
+
     def mean(self, total: Array, count: Array) -> Array:
         """`total / count`, NaN where count is 0 (an empty average)."""
         ...

@@ -265,6 +265,12 @@ class CuPyBackend(intops.IntOpsMixin):
         never gives up for `budget` (None would make the caller push instead)."""
         return RK.pull_any(self.xp, seg.indptr, nbr, x, rows)
 
+    def narrow_int32(self, v, mask, ident32: int):
+        return AK.narrow_int32(self, v, mask, ident32)
+
+    def widen_int32(self, r32, ident32: int, ident: int):
+        return AK.widen_int32(self, r32, ident32, ident)
+
     def rows_with_any(self, indptr, rows, nbr, mask):
         """Per listed row: does any entry's neighbour have `mask`?  The early-exit pull over those rows."""
         return RK.pull_any(self.xp, indptr, nbr, mask, rows)[rows]

@@ -119,6 +119,56 @@ def _write_where(cond, vals, scalar, out, cuts):  # pragma: no cover (compiled)
             out[i] = v if cond[i] else out[i]
 
 
+def _narrow32(v, mask, masked, ident32, out, cuts):  # pragma: no cover (compiled)
+    """out[i] = v[i] where mask[i] (every i unless `masked`), else ident32; False as soon as a value under
+    the mask is not strictly inside int32 (see narrow_int32)."""
+    for c in prange(len(cuts) - 1):
+        for i in range(cuts[c], cuts[c + 1]):
+            if masked and not mask[i]:
+                out[i] = ident32
+                continue
+            x = v[i]
+            if x <= -2147483648 or x >= 2147483647:
+                return False
+            out[i] = x
+    return True
+
+
+def _widen32(r32, ident32, ident, out, cuts):  # pragma: no cover (compiled)
+    """out[i] = r32[i], or ident where it is ident32; returns how many are."""
+    at = 0
+    for c in prange(len(cuts) - 1):
+        for i in range(cuts[c], cuts[c + 1]):
+            x = r32[i]
+            if x == ident32:
+                out[i] = ident
+                at += 1
+            else:
+                out[i] = x
+    return at
+
+
+def narrow_int32(v: np.ndarray, mask: np.ndarray | None, ident32: int) -> np.ndarray | None:
+    """Backend.narrow_int32: one compiled pass where numba serves (NumPy's way takes four: the least
+    and greatest value, the cast, the select), else array_kernels.narrow_int32."""
+    if not cpu_kernels.use(len(v)):
+        return AK.narrow_int32(AK.HostOps, v, mask, ident32)
+    out = np.empty(len(v), dtype=np.int32)
+    flags = mask if mask is not None else np.ones(1, dtype=bool)
+    ok = cpu_kernels.run_rows(_narrow32, (v, flags, mask is not None, np.int32(ident32), out), items=len(v),
+                              nthreads=1)
+    return out if ok else None
+
+
+def widen_int32(r32: np.ndarray, ident32: int, ident: int) -> tuple[np.ndarray, int]:
+    """Backend.widen_int32: one compiled pass where numba serves, else array_kernels.widen_int32."""
+    if not cpu_kernels.use(len(r32)):
+        return AK.widen_int32(AK.HostOps, r32, ident32, ident)
+    out = np.empty(len(r32), dtype=np.int64)
+    at = cpu_kernels.run_rows(_widen32, (r32, np.int32(ident32), np.int64(ident), out), items=len(r32), nthreads=1)
+    return out, int(at)
+
+
 class _Probe:
     """The call `ops.select_into(cond, a, v_X)` of generated code, to measure what `sys.getrefcount`
     reports inside it for an array that only the caller's variable holds (interpreters differ)."""

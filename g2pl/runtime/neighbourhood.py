@@ -428,23 +428,19 @@ class Neighbourhood:
         ident = bk.identity(op, dt)
         ufunc = xp.minimum if op == "min" else xp.maximum
         i32 = xp.iinfo(xp.int32)
-        if dt.kind == "i" and len(vv) and adj.entries > len(vv) and i32.min < bk.item(vv.min()) \
-                and bk.item(vv.max()) < i32.max:
+        ident32 = int(i32.max if op == "min" else i32.min)
+        v32 = bk.narrow_int32(vv, msk, ident32) if dt.kind == "i" and len(vv) and adj.entries > len(vv) else None
+        at_ident = -1  # (unknown)
+        if v32 is not None:
             # values strictly inside int32: gather and reduce half the bytes; the int32 identity
             # cannot be a value, so it maps back to the int64 one exactly
-            ident32 = i32.max if op == "min" else i32.min
-            v32 = vv.astype(xp.int32)
-            if msk is not None:
-                v32 = bk.select(msk, v32, xp.int32(ident32))
-            r32 = adj.gather_reduce(ufunc, v32, ident32)
-            r = r32.astype(xp.int64)
-            bk.put_where(r, r32 == ident32, ident)
+            r, at_ident = bk.widen_int32(adj.gather_reduce(ufunc, v32, ident32), ident32, ident)
         else:
             if msk is not None:
                 vv = bk.select(msk, vv, dt.type(ident))
             r = adj.gather_reduce(ufunc, vv, ident)
         empty_val = bk.empty_value(op, elem)
-        if empty_val != ident:  # vid: an empty row is -1, not the identity
+        if empty_val != ident and at_ident != 0:  # vid: an empty row is -1, not the identity
             rows = bk.nonzero(r == ident)
             if len(rows):
                 if msk is None:

@@ -179,6 +179,9 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
     identity = staticmethod(K.identity)
     empty_value = staticmethod(K.empty_value)
 
+    narrow_int32 = staticmethod(K.narrow_int32)
+    widen_int32 = staticmethod(K.widen_int32)
+
     @staticmethod
     def rows_with_any(indptr, rows, nbr, mask):
         """Per row of `rows`: does any of its entries have a sender where `mask` holds?"""

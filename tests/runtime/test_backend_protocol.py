@@ -355,6 +355,11 @@ CASES: dict[str, Callable[[Any, Callable], Any]] = {
     "repeat": lambda bk, a: bk.repeat(a([7, 8, 9]), a([2, 0, 3])),
     "put_where": lambda bk, a: _put_where(bk, a),
     "at_minmax": lambda bk, a: _at_minmax(bk, a),
+    "narrow_int32": lambda bk, a: (bk.narrow_int32(a([5, -7, 2**40, 3]), a([True, True, False, True]), 2**31 - 1),
+                                   bk.narrow_int32(a([5, -7, 2**40]), None, 2**31 - 1) is None,
+                                   bk.narrow_int32(a([5, -(2**31)]), a([True, True]), -(2**31)) is None),
+    "widen_int32": lambda bk, a: bk.widen_int32(a(np.array([1, 2**31 - 1, -4, 2**31 - 1], dtype=np.int32)), 2**31 - 1,
+                                                2**63 - 1),
 }
 
 

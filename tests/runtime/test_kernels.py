@@ -681,3 +681,35 @@ def test_edge_arrays_read_per_entry_from_the_kept_copy_give_the_same_bits(monkey
     assert any(k is not None for k in kept)
     monkeypatch.setattr(Adjacency, "edge_values", lambda adj, arr, first: None)
     assert prog.run(g).output() == with_copy
+
+
+@pytest.mark.parametrize("numba", ["0", "1"])
+def test_narrow_and_widen_int32_compiled_and_not(monkeypatch, numba):
+    """The min/max pull's int32 narrowing, one compiled pass or NumPy's, alike: the masked values as
+    int32 and the identity elsewhere; None where a value under the mask is int32's least or greatest or
+    beyond (one outside the mask: the compiled pass narrows, NumPy's declines, either is exact); the
+    widened result with the int64 identity back and its count."""
+    from g2pl.runtime import array_kernels as AK
+
+    monkeypatch.setenv("G2PL_NUMBA", numba)
+    rng = np.random.default_rng(7)
+    v = rng.integers(-(2**31) + 1, 2**31 - 1, 5000)
+    mask = rng.random(5000) < 0.6
+    for ident32 in (2**31 - 1, -(2**31)):
+        for m in (None, mask):
+            got = K.narrow_int32(v, m, ident32)
+            want = v.astype(np.int32) if m is None else np.where(m, v, ident32).astype(np.int32)
+            assert got.dtype == np.int32 and np.array_equal(got, want)
+        for bad in (2**31 - 1, -(2**31), 2**40):
+            w = v.copy()
+            w[17] = bad
+            assert K.narrow_int32(w, None, ident32) is None
+            assert K.narrow_int32(w, np.arange(5000) == 17, ident32) is None
+            out_of_mask = K.narrow_int32(w, np.arange(5000) != 17, ident32)
+            assert out_of_mask is None if numba == "0" else out_of_mask[17] == ident32
+        r32 = rng.integers(-5, 5, 5000).astype(np.int32)
+        r32[rng.random(5000) < 0.3] = ident32
+        ident = np.iinfo(np.int64).max if ident32 > 0 else np.iinfo(np.int64).min
+        r, at = K.widen_int32(r32, ident32, ident)
+        want_r, want_at = AK.widen_int32(AK.HostOps, r32, ident32, ident)
+        assert r.dtype == np.int64 and np.array_equal(r, want_r) and at == want_at == int((r32 == ident32).sum())
