@@ -18,9 +18,10 @@ Building the blocks costs about five reductions' time, so it happens on the sixt
 over the same adjacency (BUILD_AFTER), and the blocks live as long as the adjacency (the partition
 cache keeps it between runs) if they pay: whether the cache holds x well enough without them depends
 on the machine (on the same VM type on another day the kron:20 sum took 1.06x the row kernel's time
-with blocks), so the first TRIALS reductions by blocks are timed against the best of the row kernel's
-on the same adjacency, and blocks no faster are dropped for good (the same bits either way).  The blocks copy the column indices (4 bytes per entry) plus 12 bytes
-per (row, block) pair; they are not built where that could take more than half the memory left.
+with blocks), so the first TRIALS reductions by blocks are timed against the best of the row
+kernel's on the same adjacency, and blocks no faster are dropped for good (the same bits either
+way).  The blocks copy the column indices (4 bytes per entry) plus 12 bytes per (row, block) pair;
+they are not built where that could take more than half the memory left.
 """
 
 from __future__ import annotations
