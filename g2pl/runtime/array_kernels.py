@@ -53,7 +53,7 @@ class HostOps:
 
 
 def narrow_int32(ops, v, mask, ident32: int):
-    """Backend.narrow_int32 in array operations (every value checked, not only those under the mask)."""
+    """Backend.narrow_int32 in array operations."""
     xp = ops.xp
     i32 = xp.iinfo(xp.int32)
     if not (i32.min < ops.item(v.min()) and ops.item(v.max()) < i32.max):

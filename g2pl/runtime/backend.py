@@ -271,8 +271,8 @@ class Backend(Ops, KernelOps, Protocol):
 
     def narrow_int32(self, v: Array, mask: Array | None, ident32: int) -> Array | None:
         """The int64 `v` as int32 where `mask` holds (everywhere where None) and `ident32` elsewhere, for
-        a min/max pull over half the bytes; None where a value under the mask is not strictly inside
-        int32 (so that `ident32`, int32's least or greatest, stands for no value)."""
+        a min/max pull over half the bytes; None where a value is not strictly inside int32 (so that
+        `ident32`, int32's least or greatest, stands for no value)."""
         ...
 
     def widen_int32(self, r32: Array, ident32: int, ident: int) -> tuple[Array, int]:

@@ -120,17 +120,14 @@ def _write_where(cond, vals, scalar, out, cuts):  # pragma: no cover (compiled)
 
 
 def _narrow32(v, mask, masked, ident32, out, cuts):  # pragma: no cover (compiled)
-    """out[i] = v[i] where mask[i] (every i unless `masked`), else ident32; False as soon as a value under
-    the mask is not strictly inside int32 (see narrow_int32)."""
+    """out[i] = v[i] where mask[i] (every i unless `masked`), else ident32; False as soon as a value is
+    not strictly inside int32 (see narrow_int32)."""
     for c in prange(len(cuts) - 1):
         for i in range(cuts[c], cuts[c + 1]):
-            if masked and not mask[i]:
-                out[i] = ident32
-                continue
             x = v[i]
             if x <= -2147483648 or x >= 2147483647:
                 return False
-            out[i] = x
+            out[i] = ident32 if masked and not mask[i] else x
     return True
 
 
