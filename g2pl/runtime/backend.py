@@ -91,8 +91,8 @@ class KernelOps(Protocol):
         """`flatnonzero(mask)`: its length is read back to size the result."""
         ...
 
-    def bincount(self, x: Array, minlength: int = 0) -> Array:
-        """`bincount`: its largest value is read back to size the result."""
+    def bincount(self, x: Array, minlength: int = 0, weights: Array | None = None) -> Array:
+        """`bincount` (of `weights` where given): its largest value is read back to size the result."""
         ...
 
     def repeat(self, a: Array, counts: Array) -> Array:

@@ -140,9 +140,9 @@ class CuPyBackend(intops.IntOpsMixin):
         self.syncs += 1  # the output size is read back
         return self.xp.flatnonzero(mask)
 
-    def bincount(self, x, minlength: int = 0):
+    def bincount(self, x, minlength: int = 0, weights=None):
         self.syncs += 1  # the largest value is read back
-        return self.xp.bincount(x, minlength=minlength)
+        return self.xp.bincount(x, weights=weights, minlength=minlength)
 
     def put_where(self, arr, mask, value) -> None:
         arr[...] = self.xp.where(mask, value, arr)
@@ -322,8 +322,10 @@ class CuPyBackend(intops.IntOpsMixin):
             return P.partial(op, np.zeros(0, dtype=value.dtype), None, elem, np.zeros(0, np.int64), vk)
         v = value.astype(xp.int64) if value.dtype == xp.bool_ else value
         if op in ("sum", "avg"):
-            s = self._item(v.sum(dtype=xp.float64 if vk == "f" else xp.int64))
-            return np.array([P._bits(s) if vk == "f" else int(s), cnt], dtype=np.int64)
+            if vk == "f":  # the bins on the device, the limbs on the host
+                bits = xp.ascontiguousarray(v, dtype=xp.float64).view(xp.int64)
+                return P.exact_sum_slots(*AK.float_bins(self, bits, self.to_host), cnt)
+            return np.array([int(self._item(v.sum(dtype=xp.int64))), cnt], dtype=np.int64)
         if op in ("min", "max"):
             r = self._item(v.min() if op == "min" else v.max())
             return np.array([P._bits(r) if vk == "f" else int(r), cnt], dtype=np.int64)

@@ -46,7 +46,7 @@ from g2pl.runtime.keyed import Keyed
 from g2pl.runtime.neighbourhood import Neighbourhood
 from g2pl.runtime.numpy_backend import NumPyBackend, load_sparse
 from g2pl.runtime.output import RankPart
-from g2pl.runtime.partials import merge_mode
+from g2pl.runtime.partials import merge_mode, offsets
 from g2pl.runtime.partition import LocalGraph, whole
 from g2pl.runtime.remote import Remote, RemoteRequest
 from g2pl.runtime.stats import Stats, SuperstepStat, Tally
@@ -411,6 +411,7 @@ class Runtime:
         layout = tuple((op, vk) for op, _e, vk, _p in self._aggs)
         buf = self.bk.host_int64([p for *_x, p in self._aggs])
         res = self.comm.allreduce_partials(buf, layout)
+        at = offsets(layout)
         out = []
         for j, (op, e, vk, _p) in enumerate(self._aggs):
             if j in self._modes:  # every rank's histogram, merged the same way on every rank
@@ -418,7 +419,7 @@ class Runtime:
                 r = merge_mode(self.comm.allgather(own), e)
                 self.comm.bytes_sent += sum(a.nbytes for a in own) * (self.comm.size - 1)
             else:
-                r = self.bk.finish(op, e, vk, res[2 * j:2 * j + 2])
+                r = self.bk.finish(op, e, vk, res[at[j]:at[j + 1]])
             out.append(self.bk.int64(r) if isinstance(r, int) and not isinstance(r, bool) else r)
         self._aggs = []
         self._modes = {}

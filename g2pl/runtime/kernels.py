@@ -166,6 +166,37 @@ def widen_int32(r32: np.ndarray, ident32: int, ident: int) -> tuple[np.ndarray, 
     return out, int(at)
 
 
+def _float_bins(b, hi, lo, counts, cuts):  # pragma: no cover (compiled)
+    """array_kernels.float_bins in one pass: hi/lo are int64 here (a bin takes 2**36 values exactly)."""
+    for c in prange(len(cuts) - 1):
+        for i in range(cuts[c], cuts[c + 1]):
+            x = b[i]
+            e = (x >> 52) & 0x7FF
+            if e == 0x7FF:
+                if x & 0xFFFFFFFFFFFFF:
+                    counts[0] += 1
+                elif x > 0:
+                    counts[1] += 1
+                else:
+                    counts[2] += 1
+                continue
+            m = (x & 0xFFFFFFFFFFFFF) | (np.int64(e != 0) << 52)
+            s = e - 1 if e > 0 else 0
+            sg = x >> 63  # 0, or -1 for a negative value: (y ^ sg) - sg is y or -y, with no branch
+            hi[s] += ((m >> 26) ^ sg) - sg
+            lo[s] += ((m & 0x3FFFFFF) ^ sg) - sg
+
+
+def float_bins(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """array_kernels.float_bins of the bit patterns `b`, one compiled pass (1M values: about 2.5 ms,
+    against 24-37 ms for the NumPy way)."""
+    hi = np.zeros(2046, dtype=np.int64)
+    lo = np.zeros(2046, dtype=np.int64)
+    counts = np.zeros(3, dtype=np.int64)
+    cpu_kernels.run_rows(_float_bins, (b, hi, lo, counts), items=len(b), nthreads=1)
+    return hi, lo, counts.tolist()
+
+
 class _Probe:
     """The call `ops.select_into(cond, a, v_X)` of generated code, to measure what `sys.getrefcount`
     reports inside it for an array that only the caller's variable holds (interpreters differ)."""

@@ -1,13 +1,22 @@
-"""Global aggregation partials: every aggregator's local partial is two int64 slots (float values
+"""Global aggregation partials: every aggregator's local partial is a few int64 slots (float values
 travel as their bit patterns), so all aggregators of a superstep are one int64 vector combined by one
-Allreduce with `combine` as the reduction operator.  Host-side: the slots are a few numbers per rank."""
+Allreduce with `combine` as the reduction operator.  Host-side: the slots are a few numbers per rank.
+
+Most aggregators take two slots.  A float `sum` or `avg` takes FLOAT_SUM_SLOTS: the exact sum of the
+rank's values as an integer count of 2**-1074 (every float64 is a whole multiple of it) in 32-bit
+limbs, so that adding ranks' partials limb by limb loses nothing, and the total is rounded once, at
+the end: the correctly rounded sum of all the values, whatever their order and however they are
+spread over ranks (a rank-by-rank float sum would differ in its last bits between 1, 2 and 3 ranks).
+NaN and infinities are counted apart and give IEEE's answer (NaN if any, or both infinities)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import SupportsFloat
 
 import numpy as np
 
+from g2pl.runtime import array_kernels as AK
 from g2pl.runtime.values import INT64_MAX, empty_value, identity
 
 
@@ -28,9 +37,70 @@ def value_kind(op: str, value: np.ndarray, elem: str) -> str:
     return "f" if np.asarray(value).dtype.kind == "f" else "i"
 
 
+#: limbs of an exact float sum: 32 bits each, the last signed and unbounded; 67 * 32 bits hold
+#: 2**46 values of at most 2**1024 in units of 2**-1074
+_LIMBS = 68
+_LIMB_BITS = 32
+#: the slots of a float sum: limbs, then the values counted, NaN, +inf and -inf
+FLOAT_SUM_SLOTS = _LIMBS + 4
+
+
+def slots(op: str, vk: str) -> int:
+    """How many int64 slots an aggregator's partial takes."""
+    return FLOAT_SUM_SLOTS if op in ("sum", "avg") and vk == "f" else 2
+
+
+def offsets(layout: tuple[tuple[str, str], ...]) -> list[int]:
+    """Where each aggregator's slots start in a superstep's vector, and (last) the vector's length."""
+    out = [0]
+    for op, vk in layout:
+        out.append(out[-1] + slots(op, vk))
+    return out
+
+
+def float_sum_slots(v: np.ndarray, bins: Callable | None = None) -> np.ndarray:
+    """The FLOAT_SUM_SLOTS partial of the float64 values `v` (host), their bins made by
+    array_kernels.float_bins, or by `bins` (a function of the bit patterns giving the same)."""
+    b = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)
+    got = bins(b) if bins is not None else AK.float_bins(AK.HostOps, b, np.asarray)
+    return exact_sum_slots(*got, len(b))
+
+
+def exact_sum_slots(hi_bins: np.ndarray, lo_bins: np.ndarray, specials: list[int], cnt: int) -> np.ndarray:
+    """The FLOAT_SUM_SLOTS partial of `cnt` values from their bins (array_kernels.float_bins)."""
+    nan, pinf, ninf = specials
+    total = 0
+    for sh in np.flatnonzero(hi_bins | lo_bins).tolist():
+        total += (int(hi_bins[sh]) << (26 + sh)) + (int(lo_bins[sh]) << sh)
+    limbs = []
+    for _ in range(_LIMBS - 1):
+        limbs.append(total & ((1 << _LIMB_BITS) - 1))
+        total >>= _LIMB_BITS
+    limbs.append(total)  # (two's complement all the way up: the remainder carries the sign)
+    return np.array(limbs + [cnt, nan, pinf, ninf], dtype=np.int64)
+
+
+def _float_sum(slots_: np.ndarray) -> float:
+    """The correctly rounded sum a FLOAT_SUM_SLOTS partial holds (see float_sum_slots)."""
+    _cnt, nan, pinf, ninf = (int(x) for x in slots_[_LIMBS:])
+    if nan or (pinf and ninf):
+        return float("nan")
+    if pinf or ninf:
+        return float("inf") if pinf else float("-inf")
+    total = 0
+    for k in range(_LIMBS - 1, -1, -1):
+        total = (total << _LIMB_BITS) + int(slots_[k])
+    if total == 0:  # +0.0, as a sum from +0.0 is (a neighbourhood sum's too), even of -0.0s
+        return 0.0
+    try:
+        return total / (1 << 1074)  # Python's int division: correctly rounded
+    except OverflowError:
+        return float("inf") if total > 0 else float("-inf")
+
+
 def partial(op: str, value: np.ndarray, mask: np.ndarray | None, elem: str, ids: np.ndarray | None,
-            vk: str) -> np.ndarray:
-    """This rank's two-slot partial of aggregation `op` (see `combine`)."""
+            vk: str, bins: Callable | None = None) -> np.ndarray:
+    """This rank's partial of aggregation `op` (see `combine`; `bins`: see float_sum_slots)."""
     if mask is not None:
         sel = np.flatnonzero(mask)
         v = value[sel]
@@ -43,8 +113,9 @@ def partial(op: str, value: np.ndarray, mask: np.ndarray | None, elem: str, ids:
     if op == "count":
         return np.array([cnt, cnt], dtype=np.int64)
     if op in ("sum", "avg"):
-        s = v.sum(dtype=np.float64 if vk == "f" else np.int64)
-        return np.array([_bits(s) if vk == "f" else int(s), cnt], dtype=np.int64)
+        if vk == "f":
+            return float_sum_slots(v.astype(np.float64, copy=False), bins)
+        return np.array([int(v.sum(dtype=np.int64)), cnt], dtype=np.int64)
     if op == "or":
         return np.array([int(bool(v.any())) if cnt else 0, cnt], dtype=np.int64)
     if op == "and":
@@ -69,14 +140,12 @@ def partial(op: str, value: np.ndarray, mask: np.ndarray | None, elem: str, ids:
 
 
 def combine(layout: tuple[tuple[str, str], ...], a: np.ndarray, b: np.ndarray) -> None:
-    """b <- a (+) b, slot pair by slot pair; `layout` is ((op, value kind), ...) per aggregator."""
-    for j, (op, vk) in enumerate(layout):
-        i = 2 * j
-        if op in ("sum", "avg", "count"):
-            if vk == "f":
-                b[i] = _bits(_float(a[i]) + _float(b[i]))
-            else:
-                b[i] = a[i] + b[i]
+    """b <- a (+) b, aggregator by aggregator; `layout` is ((op, value kind), ...) per aggregator."""
+    for (op, vk), i in zip(layout, offsets(layout)):
+        if op in ("sum", "avg") and vk == "f":  # limbs and counts alike: exact integer sums
+            b[i:i + FLOAT_SUM_SLOTS] += a[i:i + FLOAT_SUM_SLOTS]
+        elif op in ("sum", "avg", "count"):
+            b[i] = a[i] + b[i]
             b[i + 1] += a[i + 1]
         elif op == "or":
             b[i] = a[i] | b[i]
@@ -104,7 +173,10 @@ def combine(layout: tuple[tuple[str, str], ...], a: np.ndarray, b: np.ndarray) -
 
 
 def finish(op: str, elem: str, vk: str, slots: np.ndarray):
-    """The aggregator's value from its combined two slots."""
+    """The aggregator's value from its combined slots."""
+    if op in ("sum", "avg") and vk == "f":
+        total, cnt = _float_sum(slots), int(slots[_LIMBS])
+        return total if op == "sum" else (total / cnt if cnt else float("nan"))
     a, b = slots[0], slots[1]
     val = _float(a) if vk == "f" else int(a)
     if op == "count":

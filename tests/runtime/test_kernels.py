@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import subprocess
 import sys
@@ -13,7 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from select_operands import operand
 
+import g2pl
 from g2pl.compiler.exchange import Spec
+from g2pl.runtime import array_kernels as AK
+from g2pl.runtime import cpu_kernels
 from g2pl.runtime import kernels as K
 from g2pl.runtime import partials as P
 
@@ -688,8 +692,6 @@ def test_narrow_and_widen_int32_compiled_and_not(monkeypatch, numba):
     """The min/max pull's int32 narrowing, one compiled pass or NumPy's, alike: the masked values as
     int32 and the identity elsewhere; None where any value is int32's least or greatest or beyond; the
     widened result with the int64 identity back and its count."""
-    from g2pl.runtime import array_kernels as AK
-
     monkeypatch.setenv("G2PL_NUMBA", numba)
     rng = np.random.default_rng(7)
     v = rng.integers(-(2**31) + 1, 2**31 - 1, 5000)
@@ -711,3 +713,64 @@ def test_narrow_and_widen_int32_compiled_and_not(monkeypatch, numba):
         r, at = K.widen_int32(r32, ident32, ident)
         want_r, want_at = AK.widen_int32(AK.HostOps, r32, ident32, ident)
         assert r.dtype == np.int64 and np.array_equal(r, want_r) and at == want_at == int((r32 == ident32).sum())
+
+
+def _fsum_cases() -> list[np.ndarray]:
+    rng = np.random.default_rng(11)
+    wide = rng.standard_normal(3000) * 10.0 ** rng.integers(-300, 300, 3000)
+    cancel = np.concatenate([rng.standard_normal(2000) * 1e16, -rng.standard_normal(2000) * 1e16, [0.1, 0.2, 0.3]])
+    cancel[2000:4000] = -cancel[:2000]  # everything cancels but the last three
+    tiny = np.array([5e-324, -5e-324, 1e-320, 2.2250738585072014e-308, -1e-310] * 50)
+    return [wide, cancel, tiny, rng.random(5000), -rng.random(7) * 1e300]
+
+
+@pytest.mark.parametrize("numba", ["0", "1"])
+def test_global_float_sums_are_exact_on_any_split(monkeypatch, numba):
+    """A global float sum (and avg) is the correctly rounded sum of its values (math.fsum's), with the
+    same bits however they are split among ranks: partials are exact integers, rounded once at the end;
+    the compiled bins and NumPy's alike."""
+    monkeypatch.setenv("G2PL_NUMBA", numba)
+    for vals in _fsum_cases():
+        ids = np.arange(len(vals))
+        want = math.fsum(vals.tolist())
+        n = len(vals)
+        for split in ([0, n], [0, n // 2, n], [0, 1, n // 3, n - 1, n], [0, 0, n, n]):
+            got = _global("sum", vals, ids, "float", split)
+            assert got == want and math.copysign(1.0, got) == math.copysign(1.0, want), (split, got, want)
+            assert _global("avg", vals, ids, "float", split) == want / n
+        shuffled = vals[np.random.default_rng(1).permutation(n)]
+        assert _global("sum", shuffled, ids, "float", [0, n // 3, n]) == want
+        bits = vals.view(np.int64)
+        if cpu_kernels.use(n):
+            hi, lo, counts = K.float_bins(bits)
+            want_hi, want_lo, want_counts = AK.float_bins(AK.HostOps, bits, np.asarray)
+            assert np.array_equal(hi, want_hi) and np.array_equal(lo, want_lo) and counts == want_counts
+
+
+@pytest.mark.parametrize("vals, want", [
+    ([], 0.0), ([-0.0], 0.0), ([-0.0, -0.0], 0.0), ([1e308, 1e308], math.inf), ([-1e308, -1e308, 1.0], -math.inf),
+    ([1e308, 1e308, -1e308], 1e308), ([math.inf, 1.0], math.inf), ([-math.inf, 2.0], -math.inf),
+    ([math.inf, -math.inf], math.nan), ([math.nan, 1.0], math.nan), ([0.1] * 10, math.fsum([0.1] * 10)),
+])
+def test_global_float_sum_special_values(vals, want):
+    v = np.array(vals, dtype=np.float64)
+    for split in ([0, len(v)], [0, len(v) // 2, len(v)]):
+        got = _global("sum", v, np.arange(len(v)), "float", split)
+        assert (math.isnan(got) and math.isnan(want)) or (got == want and math.copysign(1, got) == math.copysign(1, want))
+
+
+def test_a_programs_float_sums_have_the_same_bits_on_any_rank_count():
+    """Through the runtime on 1, 2 and 3 ranks (threads), with and without renumbering: a global float
+    sum over every vertex, a masked one, and an average give the same bits, math.fsum's."""
+    from thread_comm import run_program
+
+    src = ("main() { F = { 1.0 / float(id + 3) | v <- V }; s = sum [ x | x <- F ]; "
+           "t = sum [ x * 1e16 | x <- F, id > 5 ]; a = avg [ x | x <- F ]; return s, t, a; }")
+    src_ids, dst_ids = np.arange(0, 3000, 3) * 7 + 5, np.arange(1, 3001, 3) * 7 + 5
+    g = g2pl.Graph.from_edges(src_ids, dst_ids)
+    prog = g2pl.compile(src)
+    got = [prog.run(g)] + [run_program(prog, g, size, renumber=r) for size in (2, 3) for r in (None, "degree")]
+    vals = [[r["s"], r["t"], r["a"]] for r in got]
+    assert all(v == vals[0] for v in vals), vals
+    f = [1.0 / float(i + 3) for i in sorted(set(src_ids.tolist()) | set(dst_ids.tolist()))]
+    assert vals[0][0] == math.fsum(f) and vals[0][2] == math.fsum(f) / len(f)
