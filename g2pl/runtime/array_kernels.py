@@ -53,37 +53,33 @@ class HostOps:
 
 
 #: values per weighted bincount in float_bins: each weight is below 2**27, so a bin's float64 total
-#: stays exact
+#: stays exact (below 2**53)
 _BIN_CHUNK = 1 << 25
 _MANT = (1 << 52) - 1
-_POS_INF = 0x7FF << 52
-_NEG_INF = -(1 << 63) | _POS_INF
 
 
 def float_bins(ops, b, host) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """(hi, lo, [NaN, +inf, -inf]) of the float64 bit patterns `b` (an int64 array of `ops`; `host`
     brings one to the host), for an exact float sum (partials.exact_sum_slots): each finite value is
     sign * m * 2**(s - 1074) with m < 2**53 and 0 <= s < 2046; hi[s] and lo[s] (host int64) are the
-    signed sums of m's upper 27 and lower 26 bits over the values with that s, made by weighted
-    bincounts whose float64 totals stay exact.  (kernels.float_bins: the same in one compiled pass.)"""
+    signed sums of m's upper 27 and lower 26 bits over the values with that s.  One weighted bincount
+    per chunk makes all of it (a device reads back its size and its result, nothing else): hi's bins,
+    lo's, then a bin per kind of non-finite value; its float64 totals stay exact (each weight is below
+    2**27).  (kernels.float_bins: the same in one compiled pass.)"""
     xp = ops.xp
-    e = (b >> 52) & 0x7FF
-    special = e == 0x7FF
-    counts = [int(ops.item(xp.count_nonzero(special & ((b & _MANT) != 0)))), int(ops.item(xp.count_nonzero(b == _POS_INF))),
-              int(ops.item(xp.count_nonzero(b == _NEG_INF)))]
-    if counts[0] or counts[1] or counts[2]:
-        finite = ops.nonzero(~special)
-        b, e = b[finite], e[finite]
-    hi_bins = np.zeros(2046, dtype=np.int64)
-    lo_bins = np.zeros(2046, dtype=np.int64)
+    total = np.zeros(4096, dtype=np.int64)
     for at in range(0, int(b.size), _BIN_CHUNK):
-        bc, ec = b[at:at + _BIN_CHUNK], e[at:at + _BIN_CHUNK]
-        m = (bc & _MANT) | ((ec != 0).astype(xp.int64) << 52)
-        shift = xp.maximum(ec, 1) - 1
+        bc = b[at:at + _BIN_CHUNK]
+        e = (bc >> 52) & 0x7FF
+        special = e == 0x7FF
+        m = (bc & _MANT) | ((e != 0).astype(xp.int64) << 52)
+        shift = xp.maximum(e, 1) - 1
         sign = xp.where(bc < 0, -1.0, 1.0)
-        hi_bins += host(ops.bincount(shift, 2046, (m >> 26) * sign)).astype(np.int64)
-        lo_bins += host(ops.bincount(shift, 2046, (m & ((1 << 26) - 1)) * sign)).astype(np.int64)
-    return hi_bins, lo_bins, counts
+        kind = xp.where((bc & _MANT) != 0, 0, xp.where(bc > 0, 1, 2))  # NaN, +inf, -inf
+        idx = xp.concatenate([xp.where(special, 4092 + kind, shift), xp.where(special, 4095, shift + 2046)])
+        w = xp.concatenate([xp.where(special, 1.0, (m >> 26) * sign), xp.where(special, 0.0, (m & ((1 << 26) - 1)) * sign)])
+        total += host(ops.bincount(idx, 4096, w)).astype(np.int64)
+    return total[:2046], total[2046:4092], total[4092:4095].tolist()
 
 
 def narrow_int32(ops, v, mask, ident32: int):

@@ -62,8 +62,8 @@ def float_sum_slots(v: np.ndarray, bins: Callable | None = None) -> np.ndarray:
     """The FLOAT_SUM_SLOTS partial of the float64 values `v` (host), their bins made by
     array_kernels.float_bins, or by `bins` (a function of the bit patterns giving the same)."""
     b = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)
-    got = bins(b) if bins is not None else AK.float_bins(AK.HostOps, b, np.asarray)
-    return exact_sum_slots(*got, len(b))
+    hi, lo, specials = bins(b) if bins is not None else AK.float_bins(AK.HostOps, b, np.asarray)
+    return exact_sum_slots(hi, lo, specials, len(b))
 
 
 def exact_sum_slots(hi_bins: np.ndarray, lo_bins: np.ndarray, specials: list[int], cnt: int) -> np.ndarray:
