@@ -81,9 +81,9 @@ KERNELS = {
     "in_id_order": "read 16n (order, values), write 8n scattered: 32 B per value beyond L2",
     "to_host": "8n over PCIe; 1 read back",
     "OutDeg == 0": "read 8n, write n",
-    "PR[dangling] sum": "read 2n + 200z, write 150z (nonzero, PR[sel], the exact sum's exponent bins: about 15 "
-                        "elementwise kernels over the z values and one weighted bincount); 3 read backs (nonzero's "
-                        "size, the bincount's size, its 4096 bins)",
+    "PR[dangling] sum": "read 2n + 24z, write 8z (nonzero, PR[sel], the exact sum's exponent bins by one "
+                        "kernel, raw_kernels.float_bins: an atomic pair per thread and exponent); 2 read backs "
+                        "(nonzero's size, the 4096 bins)",
     "PR / OutDeg": "read 16n, write 8n",
     "spmv seg_chunks": "read B E + 8n (nbr, indptr) + 32 B per gathered value that misses L2, "
                        "write 8n + 16 E / CHUNK (lead, trail); L2: 32 B per gathered value that misses L1",
@@ -565,7 +565,7 @@ def pagerank_steps(s: Scaled, dev: Device) -> list[Step]:
                                Kernel("barrier", launches=0, waits=1),
                                Kernel("PR = full(n, 1/n)", write=8 * n)])
     it = [Kernel("OutDeg == 0", read=8 * n, write=n),
-          Kernel("PR[dangling] sum", read=2 * n + 200 * z, write=150 * z, launches=18, reads_back=3),
+          Kernel("PR[dangling] sum", read=2 * n + 24 * z, write=8 * z, launches=5, reads_back=2),
           Kernel("PR / OutDeg", read=16 * n, write=8 * n),
           *spmv(s, dev),
           Kernel("barrier", launches=0, waits=1),

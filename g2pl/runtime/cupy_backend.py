@@ -322,9 +322,10 @@ class CuPyBackend(intops.IntOpsMixin):
             return P.partial(op, np.zeros(0, dtype=value.dtype), None, elem, np.zeros(0, np.int64), vk)
         v = value.astype(xp.int64) if value.dtype == xp.bool_ else value
         if op in ("sum", "avg"):
-            if vk == "f":  # the bins on the device, the limbs on the host
+            if vk == "f":  # the bins on the device (one kernel, one read back), the limbs on the host
                 bits = xp.ascontiguousarray(v, dtype=xp.float64).view(xp.int64)
-                return P.exact_sum_slots(*AK.float_bins(self, bits, self.to_host), cnt)
+                bins = self.to_host(RK.float_bins(xp, bits)).view(np.int64)
+                return P.exact_sum_slots(bins[:2046], bins[2046:4092], bins[4092:4095].tolist(), cnt)
             return np.array([int(self._item(v.sum(dtype=xp.int64))), cnt], dtype=np.int64)
         if op in ("min", "max"):
             r = self._item(v.min() if op == "min" else v.max())

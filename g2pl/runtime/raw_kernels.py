@@ -4,7 +4,8 @@ CuPy 14 has no `minimum.reduceat`, its float64 `minimum.at`/`maximum.at` round t
 segmented reduction through `ufunc.at` moves a per-entry owner array and an atomic per entry.  These
 kernels do the dominant primitives directly: segmented reductions per CSR row (exact, deterministic,
 load-balanced over fixed chunks of entries, optionally gathering `table[idx[j]]` on the fly), the
-bottom-up pull with early exit over a frontier bitmap, and exact float64 scatter min/max.
+bottom-up pull with early exit over a frontier bitmap, exact float64 scatter min/max, and an exact
+float64 sum's bins.
 
 Every wrapper takes the array module `xp` (cupy, or the strict stand-in that runs the same source on
 the CPU in tests) and device arrays; the module is compiled once per process and array module, on
@@ -186,3 +187,16 @@ def scatter_minmax(xp, op: str, out, recv, vals) -> None:
     ix, g = _index(xp, recv)
     v = dense(xp, vals, out.dtype)
     launch(xp, f"scatter_{op}_{sfx}_{g}", len(ix), (np.int64(len(ix)), ix, v, out))
+
+
+#: values a thread of `float_bins` takes (its running pair is added once per change of exponent)
+BIN_RUN = 32
+
+
+def float_bins(xp, bits):
+    """The 4096 bins (uint64, device) of array_kernels.float_bins for the float64 bit patterns `bits`:
+    hi at 0-2045, lo at 2046-4091 (two's complement), the NaN, +inf and -inf counts at 4092-4094."""
+    bins = xp.zeros(4096, dtype=xp.uint64)
+    n = len(bits)
+    launch(xp, "float_bins", (n + BIN_RUN - 1) // BIN_RUN, (dense(xp, bits, xp.int64), np.int64(n), bins))
+    return bins

@@ -406,3 +406,25 @@ def test_nvrtc_compiles_the_kernels_for_sm90() -> None:
     missing = sorted(n for n in _kernel_names() if b"\0" + n.encode() + b"\0" not in cubin)
     assert not missing  # every extern "C" kernel is in the cubin under its own name
     nvrtc.nvrtcDestroyProgram(prog)
+
+
+def test_float_bins_are_the_array_kernels(cp) -> None:
+    """The exact float sum's bins by one kernel: array_kernels.float_bins's hi, lo and non-finite counts,
+    for values of every exponent and sign, subnormals, runs of one exponent, NaN and infinities; and
+    the sum they make is math.fsum's."""
+    import math
+
+    from g2pl.runtime import array_kernels as AK
+    from g2pl.runtime import partials as P
+
+    rng = np.random.default_rng(5)
+    cases = [rng.standard_normal(5000) * 10.0 ** rng.integers(-300, 300, 5000), np.full(3000, 1 / 3),
+             np.concatenate([TRICKY, np.full(700, -2.5), [5e-324, -1e-310]]), np.zeros(0)]
+    for v in cases:
+        bits = v.view(np.int64)
+        got = cp.asnumpy(RK.float_bins(cp, cp.asarray(bits))).view(np.int64)
+        hi, lo, specials = AK.float_bins(AK.HostOps, bits, np.asarray)
+        assert np.array_equal(got[:2046], hi) and np.array_equal(got[2046:4092], lo)
+        assert got[4092:4095].tolist() == specials and got[4095] == 0
+        if not specials[0] and not (specials[1] and specials[2]) and np.isfinite(v).all():
+            assert P._float_sum(P.exact_sum_slots(hi, lo, specials, len(v))) == math.fsum(v.tolist())

@@ -10,6 +10,7 @@
 //                                                 or gathered table[idx[j]]): deterministic, exact
 //   pack_bits + pull_any[_rows]_g32|_g64          bottom-up pull with early exit over a bitmap
 //   scatter_min|max_T_g32|_g64                    out[recv[k]] = min/max(out[recv[k]], vals[k])
+//   float_bins                                    an exact float64 sum's exponent bins
 
 typedef long long i64;
 typedef unsigned long long u64;
@@ -288,3 +289,40 @@ __device__ __forceinline__ void scatter_f64(i64 m, const I* recv, const double* 
 
 SCATTER(g32, int)
 SCATTER(g64, long long)
+
+// ---- an exact float64 sum's bins (array_kernels.float_bins, partials.exact_sum_slots): each finite
+// value is sign * m * 2^(s - 1074), m < 2^53, 0 <= s < 2046; its m's upper 27 and lower 26 bits, signed,
+// are added at bin s and 2046 + s (as two's complement u64, which wraps exactly); NaN, +inf and -inf
+// are counted at 4092, 4093 and 4094.  A thread keeps a running pair for the bin of its last value
+// and adds it when the bin changes, so values of one exponent (the equal ranks of a vertex array's
+// dangling vertices, say) cost a pair of atomics per thread, not per value.
+
+extern "C" __global__ void float_bins(const long long* b, long long n, unsigned long long* bins) {
+    int cur = -1;
+    i64 acc_hi = 0, acc_lo = 0;
+    GRID_STRIDE(i, n) {
+        const i64 x = b[i];
+        const int e = (int)((x >> 52) & 0x7FF);
+        if (e == 0x7FF) {
+            atomicAdd(bins + 4092 + ((x & 0xFFFFFFFFFFFFFLL) ? 0 : (x > 0 ? 1 : 2)), 1ULL);
+            continue;
+        }
+        const i64 m = (x & 0xFFFFFFFFFFFFFLL) | ((i64)(e != 0) << 52);
+        const int s = e > 0 ? e - 1 : 0;
+        if (s != cur) {
+            if (cur >= 0) {
+                atomicAdd(bins + cur, (u64)acc_hi);
+                atomicAdd(bins + 2046 + cur, (u64)acc_lo);
+            }
+            cur = s;
+            acc_hi = 0;
+            acc_lo = 0;
+        }
+        acc_hi += x < 0 ? -(m >> 26) : (m >> 26);
+        acc_lo += x < 0 ? -(m & 0x3FFFFFFLL) : (m & 0x3FFFFFFLL);
+    }
+    if (cur >= 0) {
+        atomicAdd(bins + cur, (u64)acc_hi);
+        atomicAdd(bins + 2046 + cur, (u64)acc_lo);
+    }
+}
