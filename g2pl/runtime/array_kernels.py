@@ -52,34 +52,37 @@ class HostOps:
         (np.minimum if op == "min" else np.maximum).at(out, idx, vals)
 
 
-#: values per weighted bincount in float_bins: each weight is below 2**27, so a bin's float64 total
-#: stays exact (below 2**53)
-_BIN_CHUNK = 1 << 25
-_MANT = (1 << 52) - 1
+#: values per weighted bincount in float_total: each weight is below 2**27, so a bin's float64 total
+#: stays exact (below 2**53) up to 2**25 of them; chunks of 2**16 keep the temporaries in the cache
+_BIN_CHUNK = 1 << 16
 
 
-def float_bins(ops, b, host) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """(hi, lo, [NaN, +inf, -inf]) of the float64 bit patterns `b` (an int64 array of `ops`; `host`
-    brings one to the host), for an exact float sum (partials.exact_sum_slots): each finite value is
-    sign * m * 2**(s - 1074) with m < 2**53 and 0 <= s < 2046; hi[s] and lo[s] (host int64) are the
-    signed sums of m's upper 27 and lower 26 bits over the values with that s.  One weighted bincount
-    per chunk makes all of it (a device reads back its size and its result, nothing else): hi's bins,
-    lo's, then a bin per kind of non-finite value; its float64 totals stay exact (each weight is below
-    2**27).  (kernels.float_bins: the same in one compiled pass.)"""
+def float_total(ops, v, host) -> tuple[int, list[int]]:
+    """(the exact sum of the finite float64 values `v` as an integer count of 2**-1074, [NaN, +inf, -inf]
+    counts), for partials.exact_sum_slots, in array operations (`ops`; `host` brings an array to the
+    host): frexp makes each finite value m * 2**(x - 53) with m an integer below 2**53 (a float, its sign
+    kept); m's upper and lower halves, summed by weighted bincounts over x whose float64 totals stay
+    exact, give the total in units of 2**-1127, a whole multiple of 2**53 of them.  (kernels.float_bins
+    and raw_kernels.float_bins: bins by the exponent field in one pass, the same total.)"""
     xp = ops.xp
-    total = np.zeros(4096, dtype=np.int64)
-    for at in range(0, int(b.size), _BIN_CHUNK):
-        bc = b[at:at + _BIN_CHUNK]
-        e = (bc >> 52) & 0x7FF
-        special = e == 0x7FF
-        m = (bc & _MANT) | ((e != 0).astype(xp.int64) << 52)
-        shift = xp.maximum(e, 1) - 1
-        sign = xp.where(bc < 0, -1.0, 1.0)
-        kind = xp.where((bc & _MANT) != 0, 0, xp.where(bc > 0, 1, 2))  # NaN, +inf, -inf
-        idx = xp.concatenate([xp.where(special, 4092 + kind, shift), xp.where(special, 4095, shift + 2046)])
-        w = xp.concatenate([xp.where(special, 1.0, (m >> 26) * sign), xp.where(special, 0.0, (m & ((1 << 26) - 1)) * sign)])
-        total += host(ops.bincount(idx, 4096, w)).astype(np.int64)
-    return total[:2046], total[2046:4092], total[4092:4095].tolist()
+    specials = [0, 0, 0]
+    if not bool(ops.item(xp.isfinite(v).all())):
+        specials = [int(ops.item(xp.count_nonzero(xp.isnan(v)))), int(ops.item(xp.count_nonzero(v == xp.inf))),
+                    int(ops.item(xp.count_nonzero(v == -xp.inf)))]
+        v = v[ops.nonzero(xp.isfinite(v))]
+    hs = np.zeros(2100, dtype=np.int64)  # (int64 totals: exact for 2**36 values)
+    ls = np.zeros(2100, dtype=np.int64)
+    for at in range(0, int(v.size), _BIN_CHUNK):
+        mant, ex = xp.frexp(v[at:at + _BIN_CHUNK])
+        m = mant * 2.0**53
+        hi = xp.trunc(m * 2.0**-26)
+        idx = ex.astype(xp.int64) + 1074  # 1 to 2098 (a zero: 1074, adding nothing)
+        hs += host(ops.bincount(idx, 2100, hi)).astype(np.int64)
+        ls += host(ops.bincount(idx, 2100, m - hi * 2.0**26)).astype(np.int64)
+    total = 0
+    for b in np.flatnonzero((hs != 0) | (ls != 0)).tolist():
+        total += ((int(hs[b]) << 26) + int(ls[b])) << b
+    return total >> 53, specials
 
 
 def narrow_int32(ops, v, mask, ident32: int):

@@ -167,7 +167,10 @@ def widen_int32(r32: np.ndarray, ident32: int, ident: int) -> tuple[np.ndarray, 
 
 
 def _float_bins(b, hi, lo, counts, cuts):  # pragma: no cover (compiled)
-    """array_kernels.float_bins in one pass: hi/lo are int64 here (a bin takes 2**36 values exactly)."""
+    """Bins of an exact float64 sum by exponent field: each finite value is sign * m * 2**(s - 1074) with
+    m < 2**53 and 0 <= s < 2046; hi[s] and lo[s] add m's upper 27 and lower 26 bits, signed (int64: a
+    bin takes 2**36 values exactly); counts gets the NaN, +inf and -inf.  partials.bins_total makes
+    the total of them."""
     for c in prange(len(cuts) - 1):
         for i in range(cuts[c], cuts[c + 1]):
             x = b[i]
@@ -188,8 +191,9 @@ def _float_bins(b, hi, lo, counts, cuts):  # pragma: no cover (compiled)
 
 
 def float_bins(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """array_kernels.float_bins of the bit patterns `b`, one compiled pass (1M values: about 2.5 ms,
-    against 24-37 ms for the NumPy way)."""
+    """`_float_bins` of the float64 bit patterns `b` (hi, lo, [NaN, +inf, -inf]): one compiled pass,
+    about 2.5 ms per million values where array_kernels.float_total takes longer (measured in
+    tests/runtime/test_kernels.py's neighbourhood: see docs/performance.md)."""
     hi = np.zeros(2046, dtype=np.int64)
     lo = np.zeros(2046, dtype=np.int64)
     counts = np.zeros(3, dtype=np.int64)

@@ -59,19 +59,30 @@ def offsets(layout: tuple[tuple[str, str], ...]) -> list[int]:
 
 
 def float_sum_slots(v: np.ndarray, bins: Callable | None = None) -> np.ndarray:
-    """The FLOAT_SUM_SLOTS partial of the float64 values `v` (host), their bins made by
-    array_kernels.float_bins, or by `bins` (a function of the bit patterns giving the same)."""
-    b = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)
-    hi, lo, specials = bins(b) if bins is not None else AK.float_bins(AK.HostOps, b, np.asarray)
-    return exact_sum_slots(hi, lo, specials, len(b))
+    """The FLOAT_SUM_SLOTS partial of the float64 values `v` (host): by `bins` where given (a function
+    of the bit patterns giving kernels.float_bins's hi, lo and non-finite counts), else by
+    array_kernels.float_total."""
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    if bins is not None:
+        hi, lo, specials = bins(v.view(np.int64))
+        return exact_sum_slots(bins_total(hi, lo), specials, len(v))
+    total, specials = AK.float_total(AK.HostOps, v, np.asarray)
+    return exact_sum_slots(total, specials, len(v))
 
 
-def exact_sum_slots(hi_bins: np.ndarray, lo_bins: np.ndarray, specials: list[int], cnt: int) -> np.ndarray:
-    """The FLOAT_SUM_SLOTS partial of `cnt` values from their bins (array_kernels.float_bins)."""
-    nan, pinf, ninf = specials
+def bins_total(hi: np.ndarray, lo: np.ndarray) -> int:
+    """The exact sum, in units of 2**-1074, of bins by exponent field s (kernels.float_bins,
+    raw_kernels.float_bins): hi[s] * 2**(26 + s) + lo[s] * 2**s over every s."""
     total = 0
-    for sh in np.flatnonzero(hi_bins | lo_bins).tolist():
-        total += (int(hi_bins[sh]) << (26 + sh)) + (int(lo_bins[sh]) << sh)
+    for sh in np.flatnonzero((hi != 0) | (lo != 0)).tolist():
+        total += (int(hi[sh]) << (26 + sh)) + (int(lo[sh]) << sh)
+    return total
+
+
+def exact_sum_slots(total: int, specials: list[int], cnt: int) -> np.ndarray:
+    """The FLOAT_SUM_SLOTS partial of `cnt` values whose finite ones add up to `total` units of
+    2**-1074, with `specials` [NaN, +inf, -inf] counts: `total` as limbs, then the counts."""
+    nan, pinf, ninf = specials
     limbs = []
     for _ in range(_LIMBS - 1):
         limbs.append(total & ((1 << _LIMB_BITS) - 1))

@@ -194,8 +194,8 @@ BIN_RUN = 32
 
 
 def float_bins(xp, bits):
-    """The 4096 bins (uint64, device) of array_kernels.float_bins for the float64 bit patterns `bits`:
-    hi at 0-2045, lo at 2046-4091 (two's complement), the NaN, +inf and -inf counts at 4092-4094."""
+    """The 4096 bins (uint64, device) of kernels.float_bins for the float64 bit patterns `bits`: hi at
+    0-2045, lo at 2046-4091 (two's complement), the NaN, +inf and -inf counts at 4092-4094."""
     bins = xp.zeros(4096, dtype=xp.uint64)
     n = len(bits)
     launch(xp, "float_bins", (n + BIN_RUN - 1) // BIN_RUN, (dense(xp, bits, xp.int64), np.int64(n), bins))

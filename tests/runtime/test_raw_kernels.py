@@ -409,12 +409,14 @@ def test_nvrtc_compiles_the_kernels_for_sm90() -> None:
 
 
 def test_float_bins_are_the_array_kernels(cp) -> None:
-    """The exact float sum's bins by one kernel: array_kernels.float_bins's hi, lo and non-finite counts,
-    for values of every exponent and sign, subnormals, runs of one exponent, NaN and infinities; and
-    the sum they make is math.fsum's."""
+    """The exact float sum's bins by one kernel: the compiled CPU pass's hi, lo and non-finite counts
+    (kernels.float_bins, its NumPy build), for values of every exponent and sign, subnormals, runs of
+    one exponent, NaN and infinities; the total they make is array_kernels.float_total's, and its sum
+    math.fsum's."""
     import math
 
     from g2pl.runtime import array_kernels as AK
+    from g2pl.runtime import kernels as K
     from g2pl.runtime import partials as P
 
     rng = np.random.default_rng(5)
@@ -423,8 +425,11 @@ def test_float_bins_are_the_array_kernels(cp) -> None:
     for v in cases:
         bits = v.view(np.int64)
         got = cp.asnumpy(RK.float_bins(cp, cp.asarray(bits))).view(np.int64)
-        hi, lo, specials = AK.float_bins(AK.HostOps, bits, np.asarray)
+        hi, lo, counts = np.zeros(2046, np.int64), np.zeros(2046, np.int64), np.zeros(3, np.int64)
+        K._float_bins(bits, hi, lo, counts, np.array([0, len(bits)]))  # (plain Python: prange is range)
         assert np.array_equal(got[:2046], hi) and np.array_equal(got[2046:4092], lo)
-        assert got[4092:4095].tolist() == specials and got[4095] == 0
-        if not specials[0] and not (specials[1] and specials[2]) and np.isfinite(v).all():
-            assert P._float_sum(P.exact_sum_slots(hi, lo, specials, len(v))) == math.fsum(v.tolist())
+        assert got[4092:4095].tolist() == counts.tolist() and got[4095] == 0
+        total, specials = AK.float_total(AK.HostOps, v, np.asarray)
+        assert P.bins_total(hi, lo) == total and specials == counts.tolist()
+        if np.isfinite(v).all():
+            assert P._float_sum(P.exact_sum_slots(total, specials, len(v))) == math.fsum(v.tolist())
