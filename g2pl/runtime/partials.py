@@ -11,6 +11,7 @@ NaN and infinities are counted apart and give IEEE's answer (NaN if any, or both
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import SupportsFloat
 
@@ -59,10 +60,13 @@ def offsets(layout: tuple[tuple[str, str], ...]) -> list[int]:
 
 
 def float_sum_slots(v: np.ndarray, bins: Callable | None = None) -> np.ndarray:
-    """The FLOAT_SUM_SLOTS partial of the float64 values `v` (host): by `bins` where given (a function
-    of the bit patterns giving kernels.float_bins's hi, lo and non-finite counts), else by
-    array_kernels.float_total."""
+    """The FLOAT_SUM_SLOTS partial of the float64 values `v` (host): count times the value where they
+    are all one value (two passes), else by `bins` where given (a function of the bit patterns giving
+    kernels.float_bins's hi, lo and non-finite counts), else by array_kernels.float_total."""
     v = np.ascontiguousarray(v, dtype=np.float64)
+    if len(v) and v.min() == v.max() and math.isfinite(v[0]):  # one value (constant arrays are common)
+        num, den = float(v[0]).as_integer_ratio()  # (den: a power of two, at most 2**1074)
+        return exact_sum_slots(len(v) * num * ((1 << 1074) // den), [0, 0, 0], len(v))
     if bins is not None:
         hi, lo, specials = bins(v.view(np.int64))
         return exact_sum_slots(bins_total(hi, lo), specials, len(v))
