@@ -45,7 +45,7 @@ INV_LO, INV_HI, POW_LO, POW_HI = _tables()
 #: the functions a compiled caller of `float_text` needs compiled, callees first (numba compiles a call
 #: only to a compiled function; cpu_kernels.row_writer puts them in place of these plain ones)
 COMPILED = ("_mul_hi", "_mul_shift", "_pow5_factor", "_pow5bits", "_drop_digit", "shortest", "_length",
-            "_digits", "float_text")
+            "_two_digits", "_digits", "float_text")
 
 
 def _mul_hi(a, b):
@@ -198,31 +198,30 @@ def _length(v) -> int:
     return n
 
 
+def _two_digits(v, out, end):
+    """v's last two decimal digits written just before `end`; returns v // 100."""
+    q = v // np.uint64(100)
+    d = np.uint64(2) * (v - q * np.uint64(100))
+    out[end - 1] = _PAIRS[d + np.uint64(1)]
+    out[end - 2] = _PAIRS[d]
+    return q
+
+
 def _digits(v, out, end):
     """v's decimal digits written to end just before `end`: two at a time, below and above 10**8 apart
     (two chains of divisions the processor runs side by side, not one twice as long)."""
-    hundred, two = np.uint64(100), np.uint64(2)
     if v >= _POW10[8]:
         high = v // _POW10[8]
         low = v - high * _POW10[8]
         for _ in range(4):
-            q = low // hundred
-            d = two * (low - q * hundred)
-            out[end - 1] = _PAIRS[d + np.uint64(1)]
-            out[end - 2] = _PAIRS[d]
+            low = _two_digits(low, out, end)
             end -= 2
-            low = q
         v = high
-    while v >= hundred:
-        q = v // hundred
-        d = two * (v - q * hundred)
-        out[end - 1] = _PAIRS[d + np.uint64(1)]
-        out[end - 2] = _PAIRS[d]
+    while v >= np.uint64(100):
+        v = _two_digits(v, out, end)
         end -= 2
-        v = q
     if v >= np.uint64(10):
-        out[end - 1] = _PAIRS[two * v + np.uint64(1)]
-        out[end - 2] = _PAIRS[two * v]
+        _two_digits(v, out, end)
     else:
         out[end - 1] = np.uint8(np.uint64(48) + v)
 
