@@ -318,7 +318,8 @@ class Backend(Ops, KernelOps, Protocol):
 
     def partial(self, op: str, value: Array, mask: Array | None, elem: str, ids: Array | None,
                 vk: str) -> np.ndarray:
-        """This rank's two int64 slots of a global aggregation, on the host for the communicator."""
+        """This rank's int64 slots of a global aggregation (partials.slots: two, or a float sum's exact
+        limbs), on the host for the communicator."""
         ...
 
     def value_kind(self, op: str, value: Any, elem: str) -> str:

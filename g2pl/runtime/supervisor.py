@@ -247,12 +247,21 @@ class Supervisor:
     def _what_happened(self, rc: int) -> str:
         """'rank 1 was killed by signal 9 (SIGKILL)' and the like, from the best evidence at hand.
 
-        First choice: the rank seen dying first, with the wait status read from its zombie. hydra's
-        banner comes next: it names the first rank *in its list* that ended badly, which under load
-        can be a rank hydra killed itself while cleaning up after the real failure."""
+        First choice: the rank seen dying first, with the wait status read from its zombie; where several
+        were seen dead at one wake-up with the same status (under load: the one that died and those
+        hydra killed after it, all by SIGKILL), all of them. hydra's banner comes next: it names the
+        first rank *in its list* that ended badly, which under load can be a rank hydra killed itself
+        while cleaning up after the real failure."""
         first = self.deaths.first()
         if first is not None and first in self.deaths.status:
             return f"rank {first} {_how(self.deaths.status[first])}"
+        together = self.deaths.groups[0] if first is None and self.deaths.groups else []
+        how = {self.deaths.status.get(r) for r in together}
+        if len(together) > 1 and len(how) == 1 and None not in how:  # seen dead at once, alike: hydra's
+            # banner would name one of them, not necessarily the one that started it
+            said = _how(how.pop()).replace("was killed", "were killed", 1)
+            names = ", ".join(map(str, together[:-1])) + f" and {together[-1]}"
+            return f"ranks {names} {said} at once (which one first is not known)"
         banner = self.out.banner_info()
         if banner is not None and (first is None or self.pids.get(first) == banner[0]):
             pid, code, sig = banner

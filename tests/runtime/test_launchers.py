@@ -263,3 +263,17 @@ def test_open_mpi_killed_rank_is_named_with_its_signal(tmp_path: Path) -> None:
 def test_hydra_status_137_is_a_rank_s_own(tmp_path: Path) -> None:
     """hydra passes a rank's own exit status on (a signal gets its banner instead): 137 is just a status."""
     assert _ended(tmp_path, MPICH, 137, 2) == "rank 2 exited with status 137 without a message"
+
+
+def test_ranks_seen_dead_at_once_alike_are_all_named(tmp_path: Path) -> None:
+    """Ranks found dead at one wake-up, all by SIGKILL (the one that died and those hydra killed right
+    after it, under load): all are named, not the one hydra's banner picks; a rank that died otherwise
+    among SIGKILLed ones is named alone (the others were hydra's cleanup)."""
+    sup = Supervisor(4, "mpiexec", [], {}, tmp_path, None, MPICH)
+    sup.out = StdoutFilter(None, io.BytesIO())
+    sup.deaths.groups.append([1, 2, 3])
+    sup.deaths.status.update({1: signal.SIGKILL, 2: signal.SIGKILL, 3: signal.SIGKILL})
+    assert sup._what_happened(137) == \
+        "ranks 1, 2 and 3 were killed by signal 9 (SIGKILL) at once (which one first is not known)"
+    sup.deaths.status[2] = signal.SIGSEGV
+    assert sup._what_happened(137) == "rank 2 was killed by signal 11 (SIGSEGV)"
