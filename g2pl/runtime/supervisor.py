@@ -256,9 +256,10 @@ class Supervisor:
         if first is not None and first in self.deaths.status:
             return f"rank {first} {_how(self.deaths.status[first])}"
         together = self.deaths.groups[0] if first is None and self.deaths.groups else []
-        how = {self.deaths.status.get(r) for r in together}
-        if len(together) > 1 and len(how) == 1 and None not in how:  # seen dead at once, alike: hydra's
-            # banner would name one of them, not necessarily the one that started it
+        how = {self.deaths.status[r] for r in together if r in self.deaths.status}
+        if len(together) > 1 and len(how) == 1 and all(r in self.deaths.status for r in together):
+            # seen dead at once, alike: hydra's banner would name one of them, not necessarily the one
+            # that started it
             said = _how(how.pop()).replace("was killed", "were killed", 1)
             names = ", ".join(map(str, together[:-1])) + f" and {together[-1]}"
             return f"ranks {names} {said} at once (which one first is not known)"
