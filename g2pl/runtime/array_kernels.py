@@ -74,11 +74,11 @@ def float_total(ops, v, host) -> tuple[int, list[int]]:
     ls = np.zeros(2100, dtype=np.int64)
     for at in range(0, int(v.size), _BIN_CHUNK):
         mant, ex = xp.frexp(v[at:at + _BIN_CHUNK])
-        m = mant * 2.0**53
-        hi = xp.trunc(m * 2.0**-26)
-        idx = ex.astype(xp.int64) + 1074  # 1 to 2098 (a zero: 1074, adding nothing)
+        t = mant * 2.0**27  # m / 2**26: its whole part is m's upper half, the rest the lower half / 2**26
+        hi = xp.trunc(t)
+        idx = ex + 1074  # 1 to 2098 (a zero: 1074, adding nothing)
         hs += host(ops.bincount(idx, 2100, hi)).astype(np.int64)
-        ls += host(ops.bincount(idx, 2100, m - hi * 2.0**26)).astype(np.int64)
+        ls += (host(ops.bincount(idx, 2100, t - hi)) * 2.0**26).astype(np.int64)  # (multiples of 2**-26)
     total = 0
     for b in np.flatnonzero((hs != 0) | (ls != 0)).tolist():
         total += ((int(hs[b]) << 26) + int(ls[b])) << b
