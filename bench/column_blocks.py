@@ -84,9 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         build = f"{builds[bits]:.3f}" if bits else "-"
         L.append(f"| {k} | {pairs} | {build} | {min(ts) * 1e3:.1f} | {harness.median(ts) * 1e3:.1f} | "
                  f"{harness.median(ts) / base:.2f} |")
-    md = "\n".join(L) + "\n"
-    harness.write_report(a.out, harness.stem("column_blocks", a.quick), md, res)
-    print(md)
+    harness.publish(a.out, harness.stem("column_blocks", a.quick), L, res)
     return 0
 
 

@@ -91,9 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                  f"{r['routed_2d'] / r['1d']:.2f} | {r['peers_routed']} | {r['edge_2d']:,} ({r['expand']:,} + "
                  f"{r['fold']:,}) | {r['edge_2d'] / r['1d']:.2f} | {r['peers_edge_2d']} |")
     L += ["", f"Command: `{res['command']}`"]
-    md = "\n".join(L) + "\n"
-    harness.write_report(a.out, harness.stem("edge_partition_model", a.quick), md, res)
-    print(md)
+    harness.publish(a.out, harness.stem("edge_partition_model", a.quick), L, res)
     return 0
 
 

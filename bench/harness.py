@@ -289,6 +289,14 @@ def write_report(out: Path | str, name: str, markdown: str, data: Any) -> tuple[
     return paths
 
 
+def publish(out: Path | str, name: str, lines: Sequence[str], data: Any) -> str:
+    """The report's `lines` as markdown, written with `data` (write_report) and printed; returns it."""
+    markdown = "\n".join(lines) + "\n"
+    write_report(out, name, markdown, data)
+    print(markdown)
+    return markdown
+
+
 def kernels_mode() -> str:
     """How the compiled CPU kernels run here: numba's presence and G2PL_NUMBA."""
     import importlib.util

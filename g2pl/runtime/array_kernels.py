@@ -79,10 +79,17 @@ def float_total(ops, v, host) -> tuple[int, list[int]]:
         idx = ex + 1074  # 1 to 2098 (a zero: 1074, adding nothing)
         hs += host(ops.bincount(idx, 2100, hi)).astype(np.int64)
         ls += (host(ops.bincount(idx, 2100, t - hi)) * 2.0**26).astype(np.int64)  # (multiples of 2**-26)
+    return bins_total(hs, ls) >> 53, specials
+
+
+def bins_total(hi: np.ndarray, lo: np.ndarray) -> int:
+    """The exact integer sum of hi[s] * 2**(26 + s) + lo[s] * 2**s over every bin s (host int64): an
+    exact float sum's total from its bins (float_total's, in units of 2**-1127; kernels.float_bins's
+    and raw_kernels.float_bins's, by exponent field, in units of 2**-1074)."""
     total = 0
-    for b in np.flatnonzero((hs != 0) | (ls != 0)).tolist():
-        total += ((int(hs[b]) << 26) + int(ls[b])) << b
-    return total >> 53, specials
+    for s in np.flatnonzero((hi != 0) | (lo != 0)).tolist():
+        total += ((int(hi[s]) << 26) + int(lo[s])) << s
+    return total
 
 
 def narrow_int32(ops, v, mask, ident32: int):

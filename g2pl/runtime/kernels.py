@@ -169,7 +169,7 @@ def widen_int32(r32: np.ndarray, ident32: int, ident: int) -> tuple[np.ndarray, 
 def _float_bins(b, hi, lo, counts, cuts):  # pragma: no cover (compiled)
     """Bins of an exact float64 sum by exponent field: each finite value is sign * m * 2**(s - 1074) with
     m < 2**53 and 0 <= s < 2046; hi[s] and lo[s] add m's upper 27 and lower 26 bits, signed (int64: a
-    bin takes 2**36 values exactly); counts gets the NaN, +inf and -inf.  partials.bins_total makes
+    bin takes 2**36 values exactly); counts gets the NaN, +inf and -inf.  array_kernels.bins_total makes
     the total of them."""
     for c in prange(len(cuts) - 1):
         for i in range(cuts[c], cuts[c + 1]):
@@ -190,10 +190,12 @@ def _float_bins(b, hi, lo, counts, cuts):  # pragma: no cover (compiled)
             lo[s] += ((m & 0x3FFFFFF) ^ sg) - sg
 
 
-def float_bins(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int]]:
+def float_bins(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int]] | None:
     """`_float_bins` of the float64 bit patterns `b` (hi, lo, [NaN, +inf, -inf]): one compiled pass,
     about 2-3 ms per million values on the 2-core VM, where array_kernels.float_total takes 5-8 ms and
-    a plain (inexact) NumPy sum 0.5 ms."""
+    a plain (inexact) NumPy sum 0.5 ms; None where numba does not serve (cpu_kernels.use)."""
+    if not cpu_kernels.use(len(b)):
+        return None
     hi = np.zeros(2046, dtype=np.int64)
     lo = np.zeros(2046, dtype=np.int64)
     counts = np.zeros(3, dtype=np.int64)

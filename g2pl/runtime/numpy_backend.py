@@ -230,11 +230,7 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
         """partials.partial, given the elements' IDs only where it reads them (argmin, argmax, pick): a
         masked sum or count would otherwise gather the IDs of every selected element for nothing; a
         float sum's bins by one compiled pass where numba serves."""
-        bins = None
-        if op in ("sum", "avg") and vk == "f":
-            n = len(value) if mask is None else int(np.count_nonzero(mask))  # (the values it bins)
-            bins = K.float_bins if cpu_kernels.use(n) else None
-        return P.partial(op, value, mask, elem, ids if op in ("argmin", "argmax", "pick") else None, vk, bins)
+        return P.partial(op, value, mask, elem, ids if op in ("argmin", "argmax", "pick") else None, vk, K.float_bins)
 
     value_kind = staticmethod(P.value_kind)
     finish = staticmethod(P.finish)

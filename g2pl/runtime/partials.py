@@ -61,26 +61,19 @@ def offsets(layout: tuple[tuple[str, str], ...]) -> list[int]:
 
 def float_sum_slots(v: np.ndarray, bins: Callable | None = None) -> np.ndarray:
     """The FLOAT_SUM_SLOTS partial of the float64 values `v` (host): count times the value where they
-    are all one value (two passes), else by `bins` where given (a function of the bit patterns giving
-    kernels.float_bins's hi, lo and non-finite counts), else by array_kernels.float_total."""
+    are all one value (two passes), else by `bins` where given and it serves (a function of the bit
+    patterns giving kernels.float_bins's hi, lo and non-finite counts, or None), else by
+    array_kernels.float_total."""
     v = np.ascontiguousarray(v, dtype=np.float64)
     if len(v) and v.min() == v.max() and math.isfinite(v[0]):  # one value (constant arrays are common)
         num, den = float(v[0]).as_integer_ratio()  # (den: a power of two, at most 2**1074)
         return exact_sum_slots(len(v) * num * ((1 << 1074) // den), [0, 0, 0], len(v))
-    if bins is not None:
-        hi, lo, specials = bins(v.view(np.int64))
-        return exact_sum_slots(bins_total(hi, lo), specials, len(v))
+    got = bins(v.view(np.int64)) if bins is not None else None
+    if got is not None:
+        hi, lo, specials = got
+        return exact_sum_slots(AK.bins_total(hi, lo), specials, len(v))
     total, specials = AK.float_total(AK.HostOps, v, np.asarray)
     return exact_sum_slots(total, specials, len(v))
-
-
-def bins_total(hi: np.ndarray, lo: np.ndarray) -> int:
-    """The exact sum, in units of 2**-1074, of bins by exponent field s (kernels.float_bins,
-    raw_kernels.float_bins): hi[s] * 2**(26 + s) + lo[s] * 2**s over every s."""
-    total = 0
-    for sh in np.flatnonzero((hi != 0) | (lo != 0)).tolist():
-        total += (int(hi[sh]) << (26 + sh)) + (int(lo[sh]) << sh)
-    return total
 
 
 def exact_sum_slots(total: int, specials: list[int], cnt: int) -> np.ndarray:

@@ -193,10 +193,12 @@ def scatter_minmax(xp, op: str, out, recv, vals) -> None:
 BIN_RUN = 32
 
 
-def float_bins(xp, bits):
-    """The 4096 bins (uint64, device) of kernels.float_bins for the float64 bit patterns `bits`: hi at
-    0-2045, lo at 2046-4091 (two's complement), the NaN, +inf and -inf counts at 4092-4094."""
+def float_bins(xp, bits, host) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """kernels.float_bins's (hi, lo, [NaN, +inf, -inf]) for the float64 bit patterns `bits`, by one
+    kernel into 4096 device bins (hi at 0-2045, lo at 2046-4091, two's complement; the counts at
+    4092-4094), brought to the host by `host` (one read)."""
     bins = xp.zeros(4096, dtype=xp.uint64)
     n = len(bits)
     launch(xp, "float_bins", (n + BIN_RUN - 1) // BIN_RUN, (dense(xp, bits, xp.int64), np.int64(n), bins))
-    return bins
+    got = host(bins).view(np.int64)
+    return got[:2046], got[2046:4092], got[4092:4095].tolist()

@@ -742,7 +742,7 @@ def test_global_float_sums_are_exact_on_any_split(monkeypatch, numba):
         assert _global("sum", shuffled, ids, "float", [0, n // 3, n]) == want
         if cpu_kernels.use(n):
             hi, lo, counts = K.float_bins(vals.view(np.int64))
-            assert (P.bins_total(hi, lo), counts) == AK.float_total(AK.HostOps, vals, np.asarray)
+            assert (AK.bins_total(hi, lo), counts) == AK.float_total(AK.HostOps, vals, np.asarray)
 
 
 @pytest.mark.parametrize("vals, want", [

@@ -290,7 +290,7 @@ __device__ __forceinline__ void scatter_f64(i64 m, const I* recv, const double* 
 SCATTER(g32, int)
 SCATTER(g64, long long)
 
-// ---- an exact float64 sum's bins (kernels.float_bins, partials.bins_total): each finite
+// ---- an exact float64 sum's bins (kernels.float_bins, array_kernels.bins_total): each finite
 // value is sign * m * 2^(s - 1074), m < 2^53, 0 <= s < 2046; its m's upper 27 and lower 26 bits, signed,
 // are added at bin s and 2046 + s (as two's complement u64, which wraps exactly); NaN, +inf and -inf
 // are counted at 4092, 4093 and 4094.  A thread keeps a running pair for the bin of its last value
