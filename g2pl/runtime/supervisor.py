@@ -248,22 +248,22 @@ class Supervisor:
         """'rank 1 was killed by signal 9 (SIGKILL)' and the like, from the best evidence at hand.
 
         First choice: the rank seen dying first, with the wait status read from its zombie; where several
-        were seen dead at one wake-up with the same status (under load: the one that died and those
-        hydra killed after it, all by SIGKILL), all of them. hydra's banner comes next: it names the
+        were dying at once (the one that died and those hydra killed after it, all by SIGKILL), all of
+        them, with their signal where all had the same. hydra's banner comes next: it names the
         first rank *in its list* that ended badly, which under load can be a rank hydra killed itself
         while cleaning up after the real failure."""
-        first = self.deaths.first()
+        banner = self.out.banner_info()
+        first = self.deaths.first(exited=banner is None and "killed" not in self._launcher_status(rc))
         if first is not None and first in self.deaths.status:
             return f"rank {first} {_how(self.deaths.status[first])}"
         together = self.deaths.groups[0] if first is None and self.deaths.groups else []
-        how = {self.deaths.status[r] for r in together if r in self.deaths.status}
-        if len(together) > 1 and len(how) == 1 and all(r in self.deaths.status for r in together):
-            # seen dead at once, alike: hydra's banner would name one of them, not necessarily the one
-            # that started it
-            said = _how(how.pop()).replace("was killed", "were killed", 1)
+        if len(together) > 1:
+            # dying at once: hydra's banner would name one of them, not necessarily the one that started it
+            how = {self.deaths.status[r] for r in together if r in self.deaths.status}
+            alike = len(how) == 1 and all(r in self.deaths.status for r in together)
+            said = _how(how.pop()).replace("was killed", "were killed", 1) if alike else "died"
             names = ", ".join(map(str, together[:-1])) + f" and {together[-1]}"
             return f"ranks {names} {said} at once (which one first is not known)"
-        banner = self.out.banner_info()
         if banner is not None and (first is None or self.pids.get(first) == banner[0]):
             pid, code, sig = banner
             return f"{self._who(pid)} " + (f"was killed by signal {sig} ({signal_name(sig)})" if sig
@@ -303,7 +303,8 @@ class _DeathWatch:
     rank's death, so neither its banner nor a look afterwards can always tell which one started it.
 
     A thread (`run`) waits on a pidfd per rank (woken the moment a rank exits) and records the ranks
-    found dead at each wake-up, in order; without pidfd (not Linux >= 5.3) it polls /proc."""
+    found dead at each wake-up, in order, the first time with the ranks then dying; without pidfd
+    (not Linux >= 5.3) it polls /proc."""
 
     def __init__(self, pids: dict[int, int], learn: Callable[[], None]) -> None:
         self.pids, self.learn = pids, learn
@@ -311,15 +312,19 @@ class _DeathWatch:
         self.status: dict[int, int] = {}  # rank -> wait status, read from the zombie before it is reaped
         self.stop = threading.Event()
 
-    def first(self) -> int | None:
-        """The rank that died first; None if unknown. Of ranks found dead together, the one that did
-        not die from SIGKILL when the others did (hydra cleans up with SIGKILL)."""
+    def first(self, exited: bool = False) -> int | None:
+        """The rank that died first; None if unknown. Of ranks found dying together, the one that did
+        not die from SIGKILL when the others did (hydra cleans up with SIGKILL); where the launcher says
+        a rank ended by itself (`exited`), the one whose status was not seen when all others were SIGKILL."""
         if not self.groups:
             return None
         group = self.groups[0]
         if len(group) == 1:
             return group[0]
         other = [r for r in group if r in self.status and self.status[r] != signal.SIGKILL]
+        unseen = [r for r in group if r not in self.status]
+        if exited and not other and len(unseen) == 1:
+            return unseen[0]
         return other[0] if len(other) == 1 else None
 
     def run(self) -> None:
@@ -352,6 +357,17 @@ class _DeathWatch:
                     os.close(fd)  # the pidfd itself: fds maps it to a rank number, never a descriptor
                 for r in dead:
                     polled.pop(r, None)
+                if dead and not self.groups:
+                    # ranks already dying now may have been killed before these: the order in which ranks
+                    # are seen dead is that of their last thread's end, and hydra kills the others as soon
+                    # as a rank's files close, before that end. Their status: from a thread that has begun
+                    # to end the process, else read when they end
+                    for r in [*fds.values(), *polled]:
+                        ending, code = _ending(self.pids[r])
+                        if ending:
+                            dead.append(r)
+                        if code is not None:
+                            self.status[r] = code
                 if dead:
                     self.groups.append(sorted(dead))
         finally:
@@ -385,6 +401,28 @@ def _how(status: int) -> str:
         sig = os.WTERMSIG(status)
         return f"was killed by signal {sig} ({signal_name(sig)})"
     return f"exited with status {os.WEXITSTATUS(status)} without a message"
+
+
+_PF_EXITING = 0x4  # a task's flag (/proc/PID/task/TID/stat, field 9) from the start of its exit
+
+
+def _ending(pid: int) -> tuple[bool, int | None]:
+    """(whether process `pid` is gone or ending, its wait status if a thread already holds it): ending
+    once its leader thread is a zombie or exiting, or any thread exits with the process's status (a
+    signal's, exit_group's; a lone thread ending by pthread_exit has 0, its process lives on)."""
+    ending, code = False, None
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            stat = (task / "stat").read_text()
+            fields = stat[stat.rfind(")") + 2:].split()
+            status = int(fields[49])
+            ended = fields[0] in ("Z", "X") or int(fields[6]) & _PF_EXITING
+            if ended and (status or task.name == str(pid)):
+                ending = True
+                code = status if code is None or status else code
+    except (OSError, ValueError, IndexError):
+        return not Path(f"/proc/{pid}").exists(), code
+    return ending, code
 
 
 def _zombie_status(pid: int) -> int | None:

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -277,3 +278,37 @@ def test_ranks_seen_dead_at_once_alike_are_all_named(tmp_path: Path) -> None:
         "ranks 1, 2 and 3 were killed by signal 9 (SIGKILL) at once (which one first is not known)"
     sup.deaths.status[2] = signal.SIGSEGV
     assert sup._what_happened(137) == "rank 2 was killed by signal 11 (SIGSEGV)"
+    del sup.deaths.status[3]  # reaped before its status could be read: one of the three, not known which
+    sup.deaths.status[2] = signal.SIGKILL
+    sup.out.banner = b"=   PID 4321 RUNNING AT host\n=   EXIT CODE: 9\n... (signal 9)"  # hydra's, for a signal
+    assert sup._what_happened(9) == "ranks 1, 2 and 3 died at once (which one first is not known)"
+
+
+def test_a_rank_that_ended_by_itself_among_killed_ones_is_named(tmp_path: Path) -> None:
+    """hydra passes on the status of a rank that exited by itself (no banner): of ranks dying at once,
+    the one whose status was not seen is it when every other was SIGKILLed (hydra's cleanup)."""
+    sup = Supervisor(2, "mpiexec", [], {}, tmp_path, None, MPICH)
+    sup.out = StdoutFilter(None, io.BytesIO())
+    sup.deaths.groups.append([0, 1])
+    sup.deaths.status[0] = signal.SIGKILL
+    assert sup._what_happened(3) == "rank 1 exited with status 3 without a message"
+    del sup.deaths.status[0]  # neither seen: not known which
+    assert sup._what_happened(3) == "ranks 0 and 1 died at once (which one first is not known)"
+
+
+def test_a_process_is_ending_from_the_start_of_its_exit() -> None:
+    """`_ending`: not while a process runs; once it is a zombie, with its status (and for a PID that is
+    gone): the evidence that it was already dying when another rank was seen dead."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read(); sys.exit(3)"],
+                             stdin=subprocess.PIPE)
+    try:
+        assert supervisor._ending(child.pid) == (False, None)
+        assert child.stdin is not None
+        child.stdin.close()
+        deadline = time.monotonic() + 30
+        while supervisor.proc_state(child.pid) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert supervisor._ending(child.pid) == (True, 3 << 8)  # a zombie, not yet reaped
+    finally:
+        child.wait()
+    assert supervisor._ending(child.pid) == (True, None)

@@ -191,14 +191,14 @@ def test_killed_rank_is_named_and_stdout_stays_clean() -> None:
 def names_the_killed_rank(err: str, victim: int) -> bool:
     """stderr is the supervisor's one line naming rank `victim`, killed by SIGKILL: alone (its signal
     read from its zombie, or only that it died, where under heavy load the evidence was gone), or among
-    ranks seen dead at once with the same signal (the others killed by hydra right after it)."""
+    ranks dying at once (the others killed by hydra right after it), with the signal where all had it."""
     lines = err.strip().splitlines()
     if lines in ([f"g2pl run: error: rank {victim} was killed by signal 9 (SIGKILL); the run was stopped"],
                  [f"g2pl run: error: rank {victim} died unexpectedly; the run was stopped"]):
         return True
-    m = len(lines) == 1 and re.fullmatch(r"g2pl run: error: ranks ([0-9, ]+) and ([0-9]+) were killed by signal 9 "
-                                         r"\(SIGKILL\) at once \(which one first is not known\); the run was stopped",
-                                         lines[0])
+    m = len(lines) == 1 and re.fullmatch(r"g2pl run: error: ranks ([0-9, ]+) and ([0-9]+) (were killed by signal 9 "
+                                         r"\(SIGKILL\)|died) at once \(which one first is not known\); the run was "
+                                         r"stopped", lines[0])
     return bool(m) and str(victim) in [*m.group(1).split(", "), m.group(2)]
 
 def run_failing(e: dict[str, str]) -> list[str]:
@@ -319,7 +319,11 @@ def test_silent_exit_of_a_rank_is_named(tmp_path: Path) -> None:
         "    threading.Thread(target=lambda: (time.sleep(2), os._exit(3)), daemon=True).start()\n")
     e = env()
     e["PYTHONPATH"] += os.pathsep + str(tmp_path)
-    assert run_failing(e) == ["g2pl run: error: rank 1 exited with status 3 without a message; the run was stopped"]
+    err = run_failing(e)
+    # under heavy load both ranks can be gone before their statuses are read: then both are named
+    assert err in (["g2pl run: error: rank 1 exited with status 3 without a message; the run was stopped"],
+                   ["g2pl run: error: ranks 0 and 1 died at once (which one first is not known); the run was "
+                    "stopped"]), err
 
 
 @needs_mpi
