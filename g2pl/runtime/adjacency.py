@@ -145,6 +145,23 @@ class Adjacency:
         del self._views[:-self.VIEWS_KEPT]
         return view, False
 
+    def of_rows(self, rows, frac: float):
+        """A view holding every entry of the receivers where `rows` (bool per row) holds and no other
+        (the others' results go unused: a receiver filter), or None when those rows hold more than
+        `frac` of the entries.  Made anew per call: O(the rows' entries + rows)."""
+        bk = self.bk
+        r = bk.nonzero(rows)
+        counts = self.seg.counts[r]
+        if int(bk.item(counts.sum())) > frac * self.entries:
+            return None
+        xp = bk.xp
+        indptr = xp.zeros(self.seg.n + 1, dtype=xp.int64)
+        indptr[1:][r] = counts
+        xp.cumsum(indptr, out=indptr)
+        view = Adjacency(bk, indptr, self.nbr[bk.expand_ranges(self.seg.indptr[r], counts)], None, self._ext_ids)
+        view.rows = rows
+        return view
+
     def _serves(self, cm, view: Adjacency, msk, rows, rows_key) -> bool:
         """Are the senders of `msk` among `cm`'s (the view's), and the receivers `rows` among the view's
         rows?  One device read."""

@@ -66,6 +66,9 @@ class Neighbourhood:
     #: pull over a restricted view of the adjacency (see Adjacency.restricted) when the senders' entries
     #: are at most this fraction of all entries
     RESTRICT_BELOW = 1 / 2
+    #: a min/max pull with a receiver filter reduces only the filter's rows (Adjacency.of_rows) when
+    #: they hold at most this fraction of the entries (making the view reads them once more)
+    RECV_ROWS_BELOW = 1 / 4
 
     def __init__(self, bk: Backend, lg, transport: Transport, tally: Tally, stats: Stats) -> None:
         self.bk, self.xp, self.lg = bk, bk.xp, lg
@@ -383,6 +386,9 @@ class Neighbourhood:
             cnt = adj.seg.counts if msk is None else adj.matrix("i") @ msk.astype(xp.int64)
             return bk.mean(total, cnt)
         if op in ("min", "max") and elem in ("int", "float", "vid") and v.dtype.kind in "iuf":
+            if recv is not None and bk.is_array(recv) and adj.rows is None and adj.entries:
+                # a receiver filter whose rows hold few entries: reduce those rows alone
+                adj = adj.of_rows(recv.astype(bool, copy=False), self.RECV_ROWS_BELOW) or adj
             return self._pull_minmax(op, v, msk, adj, elem)
         if op in ("argmin", "argmax") and v.dtype.kind in "iub":
             packed = self._packed_arg(op, v, msk, adj)

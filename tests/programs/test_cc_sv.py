@@ -15,7 +15,7 @@ import g2pl
 from g2pl.graph import load_graph
 
 ROOT = Path(__file__).resolve().parents[2]
-CC_PROGRAMS = ("cc", "pjcc", "cc_sv")
+CC_PROGRAMS = ("cc", "cc_hub", "pjcc", "cc_sv")
 
 
 def scipy_components(g) -> dict[int, int]:
@@ -40,13 +40,14 @@ def test_cc_sv_vs_scipy_on_random_graphs(progs, seed, n):
     for renumber in ("auto", "degree", "none"):
         got = vdict(progs["cc_sv"].run(t.g, renumber=renumber)["G"])
         assert got == want, renumber
+        assert vdict(progs["cc_hub"].run(t.g, renumber=renumber)["C"]) == want, renumber
 
 
 @pytest.mark.parametrize("spec", ["kron:12", "ws:3000:4:0.05", "er:2000:1500"])
 def test_cc_programs_agree_on_generated_graphs(progs, spec):
     g = load_graph(spec, seed=3)
     want = scipy_components(g)
-    for name, var in (("cc", "L"), ("pjcc", "P"), ("cc_sv", "G")):
+    for name, var in (("cc", "L"), ("cc_hub", "C"), ("pjcc", "P"), ("cc_sv", "G")):
         assert vdict(progs[name].run(g)[var]) == want, name
 
 
@@ -61,6 +62,7 @@ def test_cc_sv_on_corner_graphs(progs):
               from_edges([(10**9, 3), (3, 77), (500, 501)]),  # a path through a large ID
               from_edges([(i, i + 1) for i in range(0, 400, 2)] + [(i, i + 3) for i in range(0, 400, 7)])):
         assert vdict(progs["cc_sv"].run(g)["G"]) == scipy_components(g)
+        assert vdict(progs["cc_hub"].run(g)["C"]) == scipy_components(g)
 
 
 REMOTE = """

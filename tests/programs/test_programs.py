@@ -43,7 +43,7 @@ from g2pl.graph import load_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM_DIR = ROOT / "programs"
-TESTED = {"bfs", "sssp", "pagerank", "cc", "cc_sv", "pjcc", "kcore", "mis", "matching", "densest",
+TESTED = {"bfs", "sssp", "pagerank", "cc", "cc_hub", "cc_sv", "pjcc", "kcore", "mis", "matching", "densest",
           "scc", "wcc", "hits", "widest", "bipartite", "coloring", "triangles", "ktruss", "lpa",
           "mst", "bfs_parent", "brandes"}
 
@@ -159,7 +159,7 @@ def test_pagerank_zero_iterations_is_uniform(progs):
 # --------------------------------------------------------------------------- connected components
 
 
-@pytest.mark.parametrize("prog", ["cc", "pjcc", "cc_sv"])
+@pytest.mark.parametrize("prog", ["cc", "cc_hub", "pjcc", "cc_sv"])
 @pytest.mark.parametrize("seed,n", GRAPHS, ids=GRAPH_IDS)
 def test_components(progs, prog, seed, n):
     t = random_graph(seed + 4, n)
@@ -256,7 +256,8 @@ def test_densest(progs, seed, n, shapes):
 
 
 @pytest.mark.parametrize("prog,args", [
-    ("bfs", None), ("sssp", None), ("pagerank", {"iters": 30, "damping": 0.85}), ("cc", {}), ("pjcc", {}),
+    ("bfs", None), ("sssp", None), ("pagerank", {"iters": 30, "damping": 0.85}), ("cc", {}), ("cc_hub", {}),
+    ("pjcc", {}),
     ("kcore", {"k": 3}), ("mis", {}), ("matching", {}), ("densest", {}), ("lpa", {"rounds": 6}),
 ])
 def test_optimisation_levels_agree(prog, args):
@@ -291,6 +292,7 @@ def test_programs_on_generated_graphs(progs, spec):
     comp = ref_components(G)
     assert vdict(progs["cc"].run(g)["L"]) == comp
     assert vdict(progs["pjcc"].run(g)["P"]) == comp
+    assert vdict(progs["cc_hub"].run(g)["C"]) == comp
     assert progs["kcore"].run(g, {"k": 3})["S"] == sorted(nx.k_core(G, 3).nodes)
     mis = progs["mis"].run(g, seed=1)["I"]
     assert is_maximal_independent(G, mis) and mis == ref_mis(G, 1)
@@ -398,6 +400,7 @@ def test_corner_case_graphs(progs, name):
     comp = ref_components(G)
     assert vdict(progs["cc"].run(g)["L"]) == comp
     assert vdict(progs["pjcc"].run(g)["P"]) == comp
+    assert vdict(progs["cc_hub"].run(g)["C"]) == comp
     for k in (0, 1, 2, 3, 5):
         assert progs["kcore"].run(g, {"k": k})["S"] == sorted(nx.k_core(G, k).nodes)
     assert progs["mis"].run(g, seed=2)["I"] == ref_mis(G, 2)
@@ -507,6 +510,7 @@ def test_scc_and_wcc_vs_networkx(progs, seed, n, directed):
     t = random_graph(seed + 40, n, directed=directed)
     assert vdict(progs["scc"].run(t.g)["Label"]) == ref_scc(t.G)
     assert vdict(progs["wcc"].run(t.g)["L"]) == ref_components(t.G)
+    assert vdict(progs["cc_hub"].run(t.g)["C"]) == ref_components(t.G)  # weak components, as wcc
 
 
 def test_scc_on_a_graph_with_nested_cycles(progs):

@@ -50,11 +50,17 @@ def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce, into: dict[int, set[s
     receivers, the exchange can read R (`analysis.readable_at_exchange`, `into` from
     `analysis.assigned_into`), and no path from the exchange to that use changes what R reads."""
     use = _only_use(plan, i.target)
-    if use is None or use.dom != "V" or not (isinstance(use.ex, ir.Op) and use.ex.op == "&&"):
+    if use is None or use.dom != "V":
         return None
-    a, b = use.ex.args
-    is_t = [isinstance(x, ir.Load) and x.var == i.target for x in (a, b)]
-    r = b if is_t[0] else a if is_t[1] else None
+    r: ir.Ex | None = None
+    if isinstance(use.ex, ir.Op) and use.ex.op == "&&":
+        a, b = use.ex.args
+        is_t = [isinstance(x, ir.Load) and x.var == i.target for x in (a, b)]
+        r = b if is_t[0] else a if is_t[1] else None
+    elif isinstance(use.ex, ir.Where) and isinstance(use.ex.then, ir.Load) and use.ex.then.var == i.target:
+        r = use.ex.cond  # `R ? t : d` (a comprehension's filter on the receiver), t read nowhere else
+        if i.target in ir.reads(use.ex.other):
+            return None
     if r is None or i.target in ir.reads(r) or not ir.receiver_only(r):
         return None
     need = ir.reads(r)
@@ -84,7 +90,7 @@ def run(plan: Plan, log: PassLog) -> Plan:
             if not isinstance(x, NbrExchange):
                 continue
             i = x.instr
-            if i.op in EARLY_EXIT and x.recv is None:
+            if (i.op in EARLY_EXIT or i.op in ("min", "max")) and x.recv is None:
                 r = receiver_filter(plan, s, i, into)
                 if r is not None:
                     x = s.exchange[k] = x.but(recv=r)
