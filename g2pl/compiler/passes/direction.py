@@ -25,6 +25,13 @@ changes what `R` reads, the pull skips the receivers where `R` is false (only
 unvisited vertices look for a visited neighbour); their `$t` is never read.
 
     => $2 = or over in-neighbours of true sent if F@nbr (push/pull) (pulled only where !Seen)
+
+The same for a min or max used once as `R ? $t : d` (a comprehension's filter on the receiver:
+`M = { min [ l | l <- nbrs x, l in Active ] | x <- L, x >= 0 }` is `(L >= 0) ? $5 : 0`): the pull
+reduces only the rows where R holds when they hold few entries (Adjacency.of_rows); cc_hub.g2pl's
+vertices that already have the least label skip their rows.
+
+    => $5 = min of L@nbr sent if Active@nbr (push/pull) (pulled only at receivers where (L >= 0))
 """
 
 from __future__ import annotations
