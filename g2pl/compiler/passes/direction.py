@@ -26,7 +26,7 @@ unvisited vertices look for a visited neighbour); their `$t` is never read.
 
     => $2 = or over in-neighbours of true sent if F@nbr (push/pull) (pulled only where !Seen)
 
-The same for a min or max used once as `R ? $t : d` (a comprehension's filter on the receiver:
+The same for a min or max used once as `R ? f($t) : d` (a comprehension's filter on the receiver:
 `M = { min [ l | l <- nbrs x, l in Active ] | x <- L, x >= 0 }` is `(L >= 0) ? $5 : 0`): the pull
 reduces only the rows where R holds when they hold few entries (Adjacency.of_rows); cc_hub.g2pl's
 vertices that already have the least label skip their rows.
@@ -64,8 +64,8 @@ def receiver_filter(plan: Plan, s: State, i: ir.NbrReduce, into: dict[int, set[s
         a, b = use.ex.args
         is_t = [isinstance(x, ir.Load) and x.var == i.target for x in (a, b)]
         r = b if is_t[0] else a if is_t[1] else None
-    elif isinstance(use.ex, ir.Where) and isinstance(use.ex.then, ir.Load) and use.ex.then.var == i.target:
-        r = use.ex.cond  # `R ? t : d` (a comprehension's filter on the receiver), t read nowhere else
+    elif isinstance(use.ex, ir.Where) and i.target in ir.reads(use.ex.then):
+        r = use.ex.cond  # `R ? f(t) : d` (a comprehension's filter on the receiver), t read nowhere else
         if i.target in ir.reads(use.ex.other):
             return None
     if r is None or i.target in ir.reads(r) or not ir.receiver_only(r):
