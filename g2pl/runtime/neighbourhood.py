@@ -386,8 +386,9 @@ class Neighbourhood:
             cnt = adj.seg.counts if msk is None else adj.matrix("i") @ msk.astype(xp.int64)
             return bk.mean(total, cnt)
         if op in ("min", "max") and elem in ("int", "float", "vid") and v.dtype.kind in "iuf":
-            if recv is not None and bk.is_array(recv) and adj.rows is None and adj.entries:
-                # a receiver filter whose rows hold few entries: reduce those rows alone
+            if recv is not None and bk.is_array(recv) and adj.rows is None and adj.entries >= 4 * len(recv):
+                # a receiver filter whose rows hold few entries: reduce those rows alone (where rows are
+                # few beside the entries: making the view costs a pass over every row)
                 adj = adj.of_rows(recv.astype(bool, copy=False), self.RECV_ROWS_BELOW) or adj
             return self._pull_minmax(op, v, msk, adj, elem)
         if op in ("argmin", "argmax") and v.dtype.kind in "iub":
