@@ -409,17 +409,18 @@ _PF_EXITING = 0x4  # a task's flag (/proc/PID/task/TID/stat, field 9) from the s
 def _ending(pid: int) -> tuple[bool, int | None]:
     """(whether process `pid` is gone or ending, its wait status if a thread already holds it): ending
     once its leader thread is a zombie or exiting, or any thread exits with the process's status (a
-    signal's, exit_group's; a lone thread ending by pthread_exit has 0, its process lives on)."""
+    signal's, exit_group's; a lone thread ending by pthread_exit has 0, its process lives on).  A
+    status of 0 counts only from a zombie: an exiting thread writes its status after raising the flag."""
     ending, code = False, None
     try:
         for task in Path(f"/proc/{pid}/task").iterdir():
             stat = (task / "stat").read_text()
             fields = stat[stat.rfind(")") + 2:].split()
-            status = int(fields[49])
-            ended = fields[0] in ("Z", "X") or int(fields[6]) & _PF_EXITING
-            if ended and (status or task.name == str(pid)):
+            status, zombie = int(fields[49]), fields[0] in ("Z", "X")
+            if (zombie or int(fields[6]) & _PF_EXITING) and (status or task.name == str(pid)):
                 ending = True
-                code = status if code is None or status else code
+                if status or zombie and code is None:
+                    code = status
     except (OSError, ValueError, IndexError):
         return not Path(f"/proc/{pid}").exists(), code
     return ending, code
