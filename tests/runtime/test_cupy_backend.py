@@ -101,6 +101,24 @@ def test_every_program_on_the_standin_matches_numpy(path: Path, opt: int) -> Non
     assert dev["h2d_bytes"] > 0 and dev["syncs"] >= 0
 
 
+def test_pulls_over_a_receiver_filter_s_rows_on_the_standin_match_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cc_hub.g2pl's later pulls reduce only the rows of its receiver filter (Adjacency.of_rows, made with
+    the backend's arrays) on the device as on the host, with the same answers."""
+    from g2pl.runtime.adjacency import Adjacency
+
+    served: list[bool] = []
+    of_rows = Adjacency.of_rows
+    monkeypatch.setattr(Adjacency, "of_rows", lambda self, rows, frac: served.append(
+        (view := of_rows(self, rows, frac)) is not None) or view)
+    g = g2pl.load_graph("kron:10", seed=3)
+    prog = g2pl.compile_file(ROOT / "programs" / "cc_hub.g2pl")
+    want = prog.run(g)
+    with standin():
+        got = prog.run(g, backend="cupy")
+    assert got.output()["values"] == want.output()["values"]
+    assert served.count(True) >= 4  # (twice a run here: the third and fourth rounds, on each backend)
+
+
 @pytest.mark.skipif(_real_cupy() is None, reason="no CUDA device (CuPy with a GPU runs these on the device)")
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_every_program_on_the_gpu_matches_numpy(path: Path) -> None:
