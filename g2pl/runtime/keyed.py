@@ -307,6 +307,20 @@ class Keyed:
             keep &= t == tb[rows]
         return cand[bk.nonzero(keep)]
 
+    def _one_winner(self, op: str, v, t1, t2):
+        """`_winners` for a single group, without sorting: [index of the least (value, t1, t2)], the
+        greatest value for argmax."""
+        bk = self.bk
+        if op == "argmax":
+            v = -v if v.dtype.kind == "f" else ~v
+        cand = bk.nonzero(v == v.min())
+        for t in (t1, t2):
+            if len(cand) == 1:
+                break
+            tc = t[cand]
+            cand = cand[bk.nonzero(tc == tc.min())]
+        return cand[:1]
+
     def _float_result(self, spec: Spec, upos, fields: list):
         """A float sum (empty: 0.0) or average (empty: nan) from (total, count) per key vertex."""
         xp, n = self.xp, self.lg.n
@@ -325,8 +339,7 @@ class Keyed:
         xp, bk = self.xp, self.bk
         mine = None
         if len(vals):
-            order, seg, _uk = self._group(xp.zeros(len(vals), dtype=xp.int64))
-            w = order[self._winners(spec.op, seg, vals[order], t1[order], t2[order])]
+            w = self._one_winner(spec.op, vals, t1, t2)
             host = [bk.to_host(a[w]) for a in (vals, t1, t2) + ((pay,) if pay is not None else ())]
             mine = tuple(h[0].item() for h in host)  # (not counted: an aggregator's partial is not a message)
         cands = [c for c in self.comm.allgather(mine) if c is not None]

@@ -127,6 +127,24 @@ def test_ties_go_to_the_smaller_edge():
     assert {int(k): v for k, v in r["P"].items()} == {2: 30, 4: 7, 7: 7, 9: 9, 11: 30, 30: 30, 100: -1}
 
 
+def test_global_vertex_winners_with_ties_nan_and_payloads():
+    """Unkeyed argmax/argmin over vertices (one group, no sort): the best value, ties to the smaller
+    original ID, NaN never winning, the payload read at the winner; with a filter and with none left."""
+    from oracles import from_edges
+
+    g = from_edges([(50, 8), (50, 9), (50, 70), (8, 9), (8, 70), (3, 4), (4, 5)], isolated=[1, 99])
+    prog = g2pl.compile("t() {\n  D = { count [ u | u <- nvals v ] | v <- V };\n"
+                        "  a = argmax [ [d, id] | d <- D ];\n  b = argmin [ [d, id] | d <- D ];\n"
+                        "  F = { (d >= 2) ? 1.0 / float(d) : 0.0 / 0.0 | d <- D };\n"
+                        "  c = argmin [ [f, id] | f <- F ];\n  e = argmax [ [f, D[f] * 10] | f <- F ];\n"
+                        "  z = argmax [ [d, id] | d <- D, d > 9 ];\n  return a, b, c, e, z;\n}\n")
+    r = prog.run(g, {})
+    # degrees: 50: 3, 8: 3, 9: 2, 70: 2, 3: 1, 4: 2, 5: 1, 1: 0, 99: 0
+    assert (r["a"], r["b"]) == (8, 1)  # 8 and 50 tie at 3; 1 and 99 at 0
+    assert (r["c"], r["e"]) == (8, 20)  # 1/3 least (8 < 50); 1/2 greatest (4 < 9 < 70), payload 2 * 10
+    assert r["z"] == -1  # no element: the payload's default
+
+
 def test_keys_that_are_no_vertex_are_dropped():
     from oracles import from_edges
 
