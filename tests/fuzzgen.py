@@ -1647,7 +1647,8 @@ def _ref_expand(fn, args):
                     quals.append(A.Filter(ren(q.expr, m2), q.span))
             if isinstance(e, A.SetComp):
                 return A.SetComp(e.span, ren(e.head, m2), tuple(quals))
-            return A.Agg(e.span, e.op, tuple(ren(h, m2) for h in e.heads), tuple(quals), e.op_span, e.is_list)
+            return A.Agg(e.span, e.op, tuple(ren(h, m2) for h in e.heads), tuple(quals), e.op_span, e.is_list,
+                         tuple(ren(k, m2) for k in e.keys))  # (`by` keys: read in the qualifiers' scope)
         raise RefUnsupported(type(e).__name__)
 
     def sub(e, env):
@@ -1677,7 +1678,8 @@ def _ref_expand(fn, args):
                 quals.append(A.Filter(sub(q.expr, env), q.span))
         if isinstance(e, A.SetComp):
             return A.SetComp(e.span, sub(e.head, env), tuple(quals))
-        return A.Agg(e.span, e.op, tuple(sub(h, env) for h in e.heads), tuple(quals), e.op_span, e.is_list)
+        return A.Agg(e.span, e.op, tuple(sub(h, env) for h in e.heads), tuple(quals), e.op_span, e.is_list,
+                     tuple(sub(k, env) for k in e.keys))
 
     return sub(ren(fn.body, {}), {p.name: a for p, a in zip(fn.params, args)})
 
