@@ -145,7 +145,7 @@ class Adjacency:
         del self._views[:-self.VIEWS_KEPT]
         return view, False
 
-    def of_rows(self, rows, frac: float):
+    def of_rows(self, rows, frac: float) -> Adjacency | None:
         """A view holding every entry of the receivers where `rows` (bool per row) holds and no other
         (the others' results go unused: a receiver filter), or None when those rows hold more than
         `frac` of the entries.  Made anew per call: O(the rows' entries + rows)."""

@@ -324,8 +324,7 @@ class CuPyBackend(intops.IntOpsMixin):
         if op in ("sum", "avg"):
             if vk == "f":  # the bins on the device (one kernel, one read back), the limbs on the host
                 bits = xp.ascontiguousarray(v, dtype=xp.float64).view(xp.int64)
-                hi, lo, specials = RK.float_bins(xp, bits, self.to_host)
-                return P.exact_sum_slots(AK.bins_total(hi, lo), specials, cnt)
+                return P.bins_slots(RK.float_bins(xp, bits, self.to_host), cnt)
             return np.array([int(self._item(v.sum(dtype=xp.int64))), cnt], dtype=np.int64)
         if op in ("min", "max"):
             r = self._item(v.min() if op == "min" else v.max())

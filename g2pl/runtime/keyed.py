@@ -292,8 +292,7 @@ class Keyed:
     def _winners(self, op: str, seg, v, t1, t2):
         """Index (into the grouped entries) of each segment's least (value, t1, t2), or greatest value."""
         xp, bk = self.xp, self.bk
-        if op == "argmax":  # a decreasing map, so the least wins: -x for floats, ~x for ints (no overflow)
-            v = -v if v.dtype.kind == "f" else ~v
+        v = _least_first(op, v)
         top = xp.inf if v.dtype.kind == "f" else INT64_MAX
         best = seg.reduce(xp.minimum, v, top)
         cand = bk.nonzero(v == best[seg.owner])
@@ -311,8 +310,7 @@ class Keyed:
         """`_winners` for a single group, without sorting: [index of the least (value, t1, t2)], the
         greatest value for argmax."""
         bk = self.bk
-        if op == "argmax":
-            v = -v if v.dtype.kind == "f" else ~v
+        v = _least_first(op, v)
         cand = bk.nonzero(v == v.min())
         for t in (t1, t2):
             if len(cand) == 1:
@@ -405,3 +403,11 @@ class Keyed:
 
     def _arr(self, x, size: int):
         return x if self.bk.is_array(x) else self.xp.full(size, x)
+
+
+def _least_first(op: str, v):
+    """The values in an order whose least is the winner: argmax's through a decreasing map (-x for
+    floats, ~x for ints: no overflow), argmin's as they are."""
+    if op != "argmax":
+        return v
+    return -v if v.dtype.kind == "f" else ~v

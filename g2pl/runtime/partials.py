@@ -70,10 +70,16 @@ def float_sum_slots(v: np.ndarray, bins: Callable | None = None) -> np.ndarray:
         return exact_sum_slots(len(v) * num * ((1 << 1074) // den), [0, 0, 0], len(v))
     got = bins(v.view(np.int64)) if bins is not None else None
     if got is not None:
-        hi, lo, specials = got
-        return exact_sum_slots(AK.bins_total(hi, lo), specials, len(v))
+        return bins_slots(got, len(v))
     total, specials = AK.float_total(AK.HostOps, v, np.asarray)
     return exact_sum_slots(total, specials, len(v))
+
+
+def bins_slots(got: tuple[np.ndarray, np.ndarray, list[int]], cnt: int) -> np.ndarray:
+    """The FLOAT_SUM_SLOTS partial of `cnt` values from their exponent bins (hi, lo, [NaN, +inf, -inf]):
+    kernels.float_bins's or raw_kernels.float_bins's."""
+    hi, lo, specials = got
+    return exact_sum_slots(AK.bins_total(hi, lo), specials, cnt)
 
 
 def exact_sum_slots(total: int, specials: list[int], cnt: int) -> np.ndarray:

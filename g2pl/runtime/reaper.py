@@ -21,13 +21,22 @@ PR_SET_PDEATHSIG = 1  # prctl(2) options (linux/prctl.h)
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def proc_state(pid: int) -> str | None:
-    """The one-letter state of process `pid` from /proc (R, S, T, Z...), None if it is gone."""
+def stat_fields(path: str) -> list[str] | None:
+    """The fields of a /proc `stat` file after the command name (state first: field 3 of proc(5) is
+    index 0), None if it cannot be read (the process or thread is gone).  The name is skipped up to its
+    last ')': it may hold spaces and parentheses itself."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        with open(path) as f:
+            stat = f.read()
     except OSError:
         return None
-    return stat[stat.rfind(")") + 2:][:1] or None
+    return stat[stat.rfind(")") + 2:].split()
+
+
+def proc_state(pid: int) -> str | None:
+    """The one-letter state of process `pid` from /proc (R, S, T, Z...), None if it is gone."""
+    fields = stat_fields(f"/proc/{pid}/stat")
+    return fields[0] if fields else None
 
 
 def reaper_command(lifeline: int, cmd: list[str]) -> list[str]:
@@ -63,13 +72,10 @@ def _descendants(root: int) -> list[int]:
     for name in names:
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                stat = f.read()
-        except OSError:
+        fields = stat_fields(f"/proc/{name}/stat")
+        if fields is None:
             continue
-        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
-        below.setdefault(ppid, []).append(int(name))
+        below.setdefault(int(fields[1]), []).append(int(name))
     out, todo = [], [root]
     while todo:
         kids = below.get(todo.pop(0), [])

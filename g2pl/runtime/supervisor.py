@@ -23,7 +23,7 @@ from typing import IO, Any, TypeAlias
 from g2pl.errors import G2PLError
 from g2pl.runtime import launch, shm_leftovers
 from g2pl.runtime.launch import POLL_S, signal_name, watchdog_grace
-from g2pl.runtime.reaper import ERR, proc_state, reaper_command
+from g2pl.runtime.reaper import ERR, proc_state, reaper_command, stat_fields
 
 #: what `signal.signal` takes and gives back
 _Handler: TypeAlias = "Callable[[int, FrameType | None], Any] | int | signal.Handlers | None"
@@ -414,8 +414,9 @@ def _ending(pid: int) -> tuple[bool, int | None]:
     ending, code = False, None
     try:
         for task in Path(f"/proc/{pid}/task").iterdir():
-            stat = (task / "stat").read_text()
-            fields = stat[stat.rfind(")") + 2:].split()
+            fields = stat_fields(str(task / "stat"))
+            if fields is None:  # (a thread gone since the listing)
+                continue
             status, zombie = int(fields[49]), fields[0] in ("Z", "X")
             if (zombie or int(fields[6]) & _PF_EXITING) and (status or task.name == str(pid)):
                 ending = True
@@ -429,12 +430,8 @@ def _ending(pid: int) -> tuple[bool, int | None]:
 def _zombie_status(pid: int) -> int | None:
     """The wait status of process `pid` if it is a zombie not yet reaped by its parent (field 52 of
     /proc/PID/stat, Linux >= 3.5), else None."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2:].split()
-    if fields[:1] != ["Z"] or len(fields) < 50:
+    fields = stat_fields(f"/proc/{pid}/stat")
+    if not fields or fields[0] != "Z" or len(fields) < 50:
         return None
     return int(fields[49])
 

@@ -44,6 +44,7 @@ from g2pl.compiler.plan import Plan, State
 
 EXACT = ("or", "and", "count", "min", "max", "argmin", "argmax")
 EARLY_EXIT = ("or", "and")  # the pulls that visit receivers one by one (and can skip some)
+FILTERED = (*EARLY_EXIT, "min", "max")  # the pulls a receiver filter lets skip receivers
 
 
 def _only_use(plan: Plan, t: str) -> ir.Compute | None:
@@ -97,7 +98,7 @@ def run(plan: Plan, log: PassLog) -> Plan:
             if not isinstance(x, NbrExchange):
                 continue
             i = x.instr
-            if (i.op in EARLY_EXIT or i.op in ("min", "max")) and x.recv is None:
+            if i.op in FILTERED and x.recv is None:
                 r = receiver_filter(plan, s, i, into)
                 if r is not None:
                     x = s.exchange[k] = x.but(recv=r)
