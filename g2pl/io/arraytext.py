@@ -283,15 +283,16 @@ class Rows:
             return self
         return self.ints(data) if elem not in ("float", "bool") else self.field(value_field(elem, data, words))
 
-    def text(self) -> bytes:
-        """Every row's text, in row order.  Each row is laid out in a (n, width) byte matrix: the
+    def text(self, drop: int = 0) -> bytes:
+        """Every row's text, in row order, less its last `drop` bytes (taken off before the text is
+        copied out, not by a second copy).  Each row is laid out in a (n, width) byte matrix: the
         constants in a template row copied to every row at once, each field at an 8-byte boundary,
         written a word per row; the matrix's bytes without its NULs (one C loop) are the text."""
         n = self.n
         if n == 0:
             return b""
         if self.writer is not None:
-            return self._compiled_text()
+            return self._compiled_text(drop)
         template = bytearray()
         places: list[tuple[int, np.ndarray]] = []
         for c in self._cols:
@@ -309,9 +310,10 @@ class Rows:
         for at, f in places:
             for j in range(f.shape[0]):
                 words[:, at + j] = f[j]
-        return chars.tobytes().translate(None, b"\0")
+        text = chars.tobytes().translate(None, b"\0")
+        return text[:len(text) - drop] if drop else text
 
-    def _compiled_text(self) -> bytes:
+    def _compiled_text(self, drop: int) -> bytes:
         """`text()` by the compiled `write_rows`, into a buffer of the rows' greatest possible length."""
         prog: list[int] = []
         consts = bytearray()
@@ -348,7 +350,7 @@ class Rows:
         assert self.writer is not None  # (text() comes here only with one)
         pos = self.writer(n, np.array(prog, np.int64), np.frombuffer(bytes(consts) or b"\0", np.uint8), ints_arr,
                           fields_arr, floats_arr, _LITTLE, _PAIRS, _POWERS, _TABLES, out)
-        return out[:pos].tobytes()
+        return out[:pos - drop].tobytes()
 
 
 def value_field(elem: str, data: np.ndarray, words: tuple[bytes, bytes, bytes]) -> Field:
@@ -390,4 +392,4 @@ def json_entries(kind: str, elem: str, data: np.ndarray, ids: np.ndarray | None 
         rows = (Rows(data.size, writer).const(pad1 + b"[\n" + pad2).ints(ends[0]).const(b",\n" + pad2)
                 .ints(ends[1]).const(b",\n" + pad2).value(elem, data, JSON_NONFINITE)
                 .const(b"\n" + pad1 + b"]"))
-    return rows.const(b",\n").text()[:-2]
+    return rows.const(b",\n").text(drop=2)

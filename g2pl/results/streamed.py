@@ -57,8 +57,12 @@ from g2pl.results.ahead import ahead
 from g2pl.results.formats import FORMAT_OF, Format, StdoutBytes, format_of
 from g2pl.runtime.output import RankPart, scalar_json
 
-#: entries per chunk a rank formats and sends at a time (JSON text of edge entries: about 4 MB)
-CHUNK = 1 << 16
+#: entries per chunk a rank formats and sends at a time (JSON text of edge entries: about 1 MB).  A
+#: chunk's text costs the same per entry from 4K entries up (about 100 ns an edge entry with a float,
+#: compiled), but each chunk being made holds its rows' widest layout and its text at once, on every
+#: output thread, with more waiting to be written: 16M float edge entries to JSON peaked 150-160 MB
+#: above the arrays at 2**16 entries a chunk, 126 MB at 2**14 (numba's 110 MB of it; bench/output.py)
+CHUNK = 1 << 14
 FORMAT, VERSION = "g2pl-output-parts", 1
 
 _REQ, _DATA = 1, 2  # message tags, on a communicator of the output's own (no other traffic)

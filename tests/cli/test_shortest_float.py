@@ -71,6 +71,24 @@ def test_compiled_rows_write_what_repr_writes(monkeypatch, kind):
     assert got == AT.Rows(x.size, None).value("float", x, AT.JSON_NONFINITE).const(b"\n").text()
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_rows_text_drops_its_last_bytes_without_changing_the_rest(monkeypatch, compiled):
+    """`text(drop=k)` is `text()` less its last k bytes, by the compiled writer and by the array path."""
+    monkeypatch.setenv("G2PL_NUMBA", "1" if compiled else "0")
+    writer = cpu_kernels.row_writer() if compiled else None
+    if compiled and writer is None:
+        pytest.skip("numba is not installed")
+    ids = np.array([7, -12, 300000], np.int64)
+
+    def rows() -> AT.Rows:
+        return AT.Rows(3, writer).const(b"[").ints(ids).const(b", ").value("int", ids * 3, AT.JSON_NONFINITE).const(b"],\n")
+
+    whole = rows().text()
+    assert whole == b"[7, 21],\n[-12, -36],\n[300000, 900000],\n"
+    for k in (0, 1, 2, len(whole)):
+        assert rows().text(drop=k) == whole[:len(whole) - k]
+
+
 def test_every_layout_as_plain_python():
     """Each count of digits (1 to 17) at each place of the point around the two layouts' borders
     (positional from 1e-4 to below 1e16, else scientific)."""
