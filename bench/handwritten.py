@@ -247,7 +247,7 @@ def matching(g) -> np.ndarray:
             break
         vs, us = rows[mutual], c[mutual]  # both directions of every matched pair are listed
         if ekey is None:
-            ekey = g.src * n + g.dst  # edges are sorted by (src, dst)
+            ekey = g.src.astype(np.int64) * n + g.dst  # edges are sorted by (src, dst); int64: src may be int32
         if g.directed:
             q = np.sort(us * n + vs)  # edge u -> v: the proposal u of v is an in-neighbour of v
         else:

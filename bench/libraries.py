@@ -83,7 +83,7 @@ def edge_mask(g, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.int64)
     if not g.directed:
         u, v = np.minimum(u, v), np.maximum(u, v)
-    key = g.src * g.n + g.dst
+    key = g.src.astype(np.int64) * g.n + g.dst  # (int64: src may be int32)
     q = u * g.n + v
     pos = np.searchsorted(key, q)
     ok = (pos < key.size) & (key[np.minimum(pos, key.size - 1)] == q)
