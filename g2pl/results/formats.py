@@ -32,7 +32,7 @@ from g2pl.io.arraytext import Rows, value_field
 from g2pl.io.npz_out import NpzWriter
 from g2pl.results.ahead import in_order
 from g2pl.runtime import cpu_kernels
-from g2pl.runtime.output import scalar_json
+from g2pl.runtime.output import scalar_json, text_chunk
 from g2pl.runtime.values import DTYPES
 
 if TYPE_CHECKING:
@@ -315,21 +315,33 @@ class _TableFormat(Format):
     def local(self, shares: list[Share], key: Hashable, chunk: int) -> Iterator[Any]:
         kind = _table_kind(shares, self.label)
         values = [s for s in shares if s.kind == kind]
-        jobs = values[0].value.chunk_jobs(chunk, functools.partial(self.rows, shares, kind, values))
+        jobs = values[0].value.chunk_jobs(self.rows_chunk(values, chunk),
+                                          functools.partial(self.rows, shares, kind, values))
         yield from in_order(jobs, cpu_kernels.threads())
+
+    def rows_chunk(self, values: list[Share], chunk: int) -> int:
+        """Rows per call of `rows` out of `chunk`-row chunks."""
+        return chunk
 
     def rows(self, shares: list[Share], kind: str, values: list[Share], at: slice) -> Any:
         raise NotImplementedError
+
+
+def _floats(values: list[Share]) -> int:
+    """Float values to write in the rows of `values` (what decides loading the compiled row writer)."""
+    return sum(len(s.value) for s in values if s.type == "float")
 
 
 class CsvFormat(_TableFormat):
     name = "csv"
     label = "CSV"
 
+    def rows_chunk(self, values: list[Share], chunk: int) -> int:
+        return text_chunk(chunk, cpu_kernels.row_writer(_floats(values)))
+
     def rows(self, shares: list[Share], kind: str, values: list[Share], at: slice) -> bytes:
         first = values[0].value
-        floats = sum(len(s.value) for s in values if s.type == "float")
-        rows = Rows(len(first.data[at]), cpu_kernels.row_writer(floats))
+        rows = Rows(len(first.data[at]), cpu_kernels.row_writer(_floats(values)))
         if kind == "vertex":
             rows.ints(first.ids(at))
         else:

@@ -57,12 +57,9 @@ from g2pl.results.ahead import ahead
 from g2pl.results.formats import FORMAT_OF, Format, StdoutBytes, format_of
 from g2pl.runtime.output import RankPart, scalar_json
 
-#: entries per chunk a rank formats and sends at a time (JSON text of edge entries: about 1 MB).  A
-#: chunk's text costs the same per entry from 4K entries up (about 100 ns an edge entry with a float,
-#: compiled), but each chunk being made holds its rows' widest layout and its text at once, on every
-#: output thread, with more waiting to be written: 16M float edge entries to JSON peaked 150-160 MB
-#: above the arrays at 2**16 entries a chunk, 126 MB at 2**14 (numba's 110 MB of it; bench/output.py)
-CHUNK = 1 << 14
+#: entries per chunk a rank formats and sends at a time (JSON text of edge entries: about 4 MB; the
+#: compiled text writer makes its pieces smaller: g2pl.runtime.output.text_chunk)
+CHUNK = 1 << 16
 FORMAT, VERSION = "g2pl-output-parts", 1
 
 _REQ, _DATA = 1, 2  # message tags, on a communicator of the output's own (no other traffic)

@@ -92,6 +92,20 @@ def scalar_json(elem: str, value: Any) -> object:
     return _num(np.asarray(value, dtype=DTYPES[elem])[()], elem)
 
 
+#: entries per piece of text the compiled row writer makes at a time (cpu_kernels.row_writer).  It
+#: costs the same per entry from 4K entries up (about 100 ns an edge entry with a float), but every
+#: piece being made holds its rows' widest layout and its text at once, on every output thread, with
+#: more waiting to be written: 16M float edge entries to JSON peaked 150-160 MB above their arrays in
+#: pieces of 2**16 entries, 126 MB in pieces of 2**14 (numba's 110 MB of it; bench/output.py).  The
+#: NumPy path keeps the writer's chunk: its per-piece calls cost more in smaller pieces.
+WRITER_CHUNK = 1 << 14
+
+
+def text_chunk(chunk: int, writer: Callable | None) -> int:
+    """Entries per piece of text out of `chunk`-entry chunks, by `writer` (None: the NumPy path)."""
+    return min(chunk, WRITER_CHUNK) if writer is not None else chunk
+
+
 class RankPart:
     """One rank's share of a returned vertex or edge value, left on that rank (see `Runtime.collect`).
 
@@ -179,7 +193,8 @@ class RankPart:
         cpu_kernels.row_writer), the
         same text `json.dumps` writes for the chunk's shape, without a Python object per entry."""
         writer = cpu_kernels.row_writer(len(self) if self.type == "float" else 0) if len(self) else None
-        return self.chunk_jobs(chunk, functools.partial(self._json_piece, depth=depth, writer=writer))
+        return self.chunk_jobs(text_chunk(chunk, writer), functools.partial(self._json_piece, depth=depth,
+                                                                             writer=writer))
 
     def chunk_jobs(self, chunk: int, make: Callable[[slice], T]) -> Iterator[Callable[[], T]]:
         """One call of `make(entries)` per `chunk` entries, in order, for threads to run at once: the

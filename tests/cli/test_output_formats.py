@@ -416,6 +416,33 @@ def test_json_is_byte_identical_to_the_old_writer_on_random_values(tmp_path: Pat
             assert got == _old_pieces(s.value, 3, chunk)
 
 
+def test_the_compiled_writer_makes_smaller_pieces_of_the_same_text(tmp_path: Path, monkeypatch) -> None:
+    """With the compiled row writer a chunk's JSON and CSV text is made WRITER_CHUNK entries at a time
+    (less memory in flight); the file's bytes are those of the NumPy path's whole chunks."""
+    import g2pl.runtime.output as O
+
+    rng = np.random.default_rng(3)
+    ids = np.unique(rng.integers(0, 2**40, 300))
+    n, m = ids.size, 1000
+    graph = _Graph(ids, np.sort(rng.integers(0, n, m)), rng.integers(0, n, m))
+    part = RankPart("edge", "float", rng.standard_normal(m) * 10.0 ** rng.integers(-20, 20, m), graph)
+    shares = [Share("w", "edge", "float", part)]
+    monkeypatch.setattr(O, "WRITER_CHUNK", 64)
+    texts = {}
+    for numba in ("0", "1"):
+        monkeypatch.setenv("G2PL_NUMBA", numba)
+        writer = cpu_kernels.row_writer()
+        if numba == "1" and writer is None:
+            pytest.skip("numba is not installed")
+        assert len(list(part.json_pieces(1, 500))) == (2 if writer is None else 16)
+        for fmt in ("json", "csv"):
+            out = tmp_path / f"w{numba}.{fmt}"
+            write_output(out, "r", shares, chunk=500)
+            texts[numba, fmt] = out.read_bytes()
+    assert texts["0", "json"] == texts["1", "json"] and texts["0", "csv"] == texts["1", "csv"]
+    assert json.loads(texts["1", "json"])["values"][0]["value"] == convert("edge", "float", part.data, graph)
+
+
 @pytest.mark.parametrize("compiled", [False, True])
 def test_numbers_as_text_match_repr(compiled: bool, monkeypatch) -> None:
     """Integers (int64's extremes too) and floats (every kind of double) as Python writes them, by the
