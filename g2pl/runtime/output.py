@@ -178,9 +178,10 @@ class RankPart:
 
     def json_pieces(self, depth: int, chunk: int) -> Iterator[bytes]:
         """The share's entries as `json.dumps(document, indent=1)` writes them where the value is
-        nested `depth` levels deep: one piece of text per `chunk` entries of `data` (none for a chunk
-        listing nothing).  Pieces of consecutive shares joined by ",\\n", between the opening bracket
-        and a newline, and "\\n", `depth` spaces and the closing bracket, are the value's text."""
+        nested `depth` levels deep: one piece of text per `chunk` entries of `data` (per `text_chunk`'s
+        entries, which the compiled writer makes smaller; none for a piece listing nothing).  Pieces
+        of consecutive shares joined by ",\\n", between the opening bracket and a newline, and "\\n",
+        `depth` spaces and the closing bracket, are the value's text."""
         for job in self.json_jobs(depth, chunk):
             piece = job()
             if piece:
