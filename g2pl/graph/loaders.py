@@ -1,7 +1,9 @@
 """Graph inputs: edge-list text files, Matrix Market, NumPy .npz, and generator specs.
 
 Text files are parsed block by block (4 MiB of text, cut at line ends, so the
-temporaries stay small; g2pl/graph/textblocks.py), in two tiers. The fast tier
+temporaries stay small; g2pl/graph/textblocks.py), in two tiers, after a compiled
+pass where numba serves (g2pl/io/textrows.py: the common forms of a line read
+straight into the row arrays; a block with anything else goes to the tiers). The fast tier
 hands the block to NumPy's C tokenizer (`np.loadtxt` reading it as a file, with
 a single comment character, which is its fast path: ~1 s for a 16M-line file)
 and checks the parsed arrays with vectorized tests of every rule. Only if that
@@ -40,6 +42,7 @@ from g2pl.graph.graphalytics import layout
 from g2pl.graph.memory import check_declared, check_fits, temporaries_returned
 from g2pl.graph.share import EdgeShare, agreed
 from g2pl.graph.textblocks import BlockSource, block_ends
+from g2pl.io import textrows
 from g2pl.io.npz_check import npz_headers
 from g2pl.io.numtext import beyond_int64, shorten
 
@@ -287,9 +290,18 @@ def _load_rows(t: _Table) -> _Rows:
     n = 0
     lo = t.offset
     t.marks.clear()
+    fast = textrows.compiled(len(data) - t.offset)  # one compiled pass per block, where it serves
+    buf = np.frombuffer(data, dtype=np.uint8) if fast is not None else None
+    wbuf = w if w is not None else np.zeros(0, dtype=np.float64)
     with BlockSource() as source:
         for hi in block_ends(data, t.offset, len(data)):
             t.marks.append((lo, n))
+            if fast is not None:
+                k = fast(buf, lo, hi, t.ncols, t.comma, u, v, wbuf, n, textrows.POWERS)
+                if k >= 0 and _rows_ok(t, u[n:n + k], v[n:n + k], None if w is None else w[n:n + k], n):
+                    n += k
+                    lo = hi
+                    continue
             rows = _parse_chunk(t, source(_piece_bytes(t, lo, hi)), 0, "utf-8", n)
             if rows is None:
                 parts: list[_Rows] = []
@@ -417,14 +429,20 @@ def _parse_chunk(t: _Table, source: Any, skip: int, enc: str, rows_before: int) 
         v = np.ascontiguousarray(arr["v"])
         w = np.ascontiguousarray(arr["w"])
     del arr
+    return (u, v, w) if _rows_ok(t, u, v, w, rows_before) else None
+
+
+def _rows_ok(t: _Table, u: np.ndarray, v: np.ndarray, w: np.ndarray | None, rows_before: int) -> bool:
+    """Do parsed rows keep every rule the text itself cannot break (ID ranges, weights finite and not
+    negative, no more rows than declared)?"""
+    if not u.size:
+        return True
     for col, (lo, hi, _) in zip((u, v)[: len(t.bounds)], t.bounds, strict=True):
         if int(col.min()) < lo or int(col.max()) >= hi:
-            return None
+            return False
     if w is not None and not (bool(np.isfinite(w).all()) and bool((w >= 0).all())):
-        return None
-    if t.expected_rows is not None and rows_before + u.size > t.expected_rows:
-        return None
-    return u, v, w
+        return False
+    return t.expected_rows is None or rows_before + u.size <= t.expected_rows
 
 
 def _scan(t: _Table, lo: int, hi: int, lineno: int, rows_before: int, out: list[_Rows]) -> int:
