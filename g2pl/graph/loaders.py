@@ -37,7 +37,7 @@ from g2pl.errors import G2PLError, G2PLRuntimeError, reading_graph_file
 from g2pl.graph.binary import EXT as BINARY_EXT
 from g2pl.graph.binary import load_binary, open_graph_file
 from g2pl.graph.generators import GENERATOR_FORMS, generate, looks_like_generator, parse_generator
-from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph
+from g2pl.graph.graph import MAX_VERTEX_ID, Graph, build_graph_from
 from g2pl.graph.graphalytics import layout
 from g2pl.graph.memory import check_declared, check_fits, temporaries_returned
 from g2pl.graph.share import EdgeShare, agreed
@@ -578,7 +578,9 @@ def load_edge_list(path: str, directed: bool = False, *, vertices: str | None = 
     extra = None if vertices is None else read_id_list(vertices)
     u, v, w, comma = read_edge_rows(path, header=header, empty_ok=extra is not None and extra.size > 0)
     info = {"format": "edgelist", "separator": "comma" if comma else "whitespace"}
-    return build_graph(u, v, w, directed=directed, name=path, extra_ids=extra, info=info)
+    edges = [u, v]
+    del u, v  # (the build frees each once consumed)
+    return build_graph_from(edges, w, directed=directed, name=path, extra_ids=extra, info=info)
 
 
 def read_edge_rows(path: str, *, header: bool = False, empty_ok: bool = False) -> tuple:
@@ -868,11 +870,14 @@ def load_graphalytics(path: str, directed: bool | None = None, *, vertices: str 
     ids = read_id_list(lay.vertex_file)
     t, _ = _text_table(path, _GA_EDGES, False, True, ncols=lay.ncols)
     u, v, w = _load_rows(t)
-    t.data = b""  # the text goes before the build; read again only to name a stray endpoint's line
-    graph = build_graph(u, v, w, directed=lay.directed, name=path, extra_ids=ids, info=lay.info)
+    t.data = b""  # the text and rows go before the build; read again only to name a stray endpoint's line
+    edges = [u, v]
+    del u, v
+    graph = build_graph_from(edges, w, directed=lay.directed, name=path, extra_ids=ids, info=lay.info)
     listed = ids.size if ids.size < 2 or bool(np.all(ids[1:] > ids[:-1])) else np.unique(ids).size
     if graph.n != listed:  # some endpoint is not in the vertex file
         t.data = _check_text(path, _read_bytes(path))[0]
+        u, v, _ = _load_rows(t)
         known = np.unique(ids)
         err = _stray(t, u, v, ~_member(known, u), ~_member(known, v), lay.vertex_file)
         if err is not None:
@@ -1120,8 +1125,10 @@ def load_mtx(path: str, directed: bool = False, *, base: int = 1) -> Graph:
     del data
     u, v, w = _mtx_edges(head, rows, directed, base)
     del rows
-    return build_graph(u, v, w, directed=directed, name=path,
-                       extra_ids=np.arange(base, head.nv + base, dtype=np.int64), info=head.info(base))
+    edges = [u, v]
+    del u, v
+    return build_graph_from(edges, w, directed=directed, name=path,
+                            extra_ids=np.arange(base, head.nv + base, dtype=np.int64), info=head.info(base))
 
 
 def mtx_share(path: str, directed: bool, rank: int, size: int, comm, *, base: int = 1) -> EdgeShare:
@@ -1251,15 +1258,9 @@ def load_npz(path: str, directed: bool = False) -> Graph:
         raise G2PLError(
             f"array 'weight' has {arrays['weight'].size} values but there are {ns} edges", file=path
         )
-    return build_graph(
-        arrays["src"],
-        arrays["dst"],
-        arrays.get("weight"),
-        directed=directed,
-        name=path,
-        extra_ids=arrays.get("ids"),
-        info={"format": "npz"},
-    )
+    edges = [arrays.pop("src"), arrays.pop("dst")]  # (the build frees each once consumed)
+    return build_graph_from(edges, arrays.get("weight"), directed=directed, name=path,
+                            extra_ids=arrays.get("ids"), info={"format": "npz"})
 
 
 def npz_share(path: str, directed: bool, rank: int, size: int, comm) -> EdgeShare:
