@@ -42,7 +42,7 @@ from g2pl.graph.graphalytics import layout
 from g2pl.graph.memory import check_declared, check_fits, temporaries_returned
 from g2pl.graph.share import EdgeShare, agreed
 from g2pl.graph.textblocks import BlockSource, block_ends
-from g2pl.io import textrows
+from g2pl.io import compiled, textrows
 from g2pl.io.npz_check import npz_headers
 from g2pl.io.numtext import beyond_int64, shorten
 
@@ -290,7 +290,7 @@ def _load_rows(t: _Table) -> _Rows:
     n = 0
     lo = t.offset
     t.marks.clear()
-    fast = textrows.compiled(len(data) - t.offset)  # one compiled pass per block, where it serves
+    fast = compiled.kernel(textrows.parse_rows, len(data) - t.offset)  # one pass per block, where it serves
     buf = np.frombuffer(data, dtype=np.uint8) if fast is not None else None
     wbuf = w if w is not None else np.zeros(0, dtype=np.float64)
     with BlockSource() as source:

@@ -16,28 +16,17 @@ with an optional exponent `e[+-]D`, of at most 15 significant digits and a power
 float64 values turns into the nearest float64, as NumPy's own parser does (Clinger's fast path).
 Signs, longer numbers, `inf`/`nan`, other characters, a lone "\\r", a wrong count of columns: -1.
 
-The function is plain Python that numba compiles (g2pl.runtime.cpu_kernels offers the compiled one
-through `compiled`); the loaders ask `compiled(size)` for it and use NumPy alone when it answers None.
+The function is plain Python that numba compiles: the loaders ask `g2pl.io.compiled.kernel` for it
+and use NumPy alone when that answers None.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 
 #: 10**k for k = 0..22: each exactly a float64 (10**22 < 2**53 * 2**22)
 POWERS = np.array([10.0**k for k in range(23)], dtype=np.float64)
 
-
-def _no_parser(size: int) -> Callable | None:
-    return None
-
-
-#: (bytes of text) -> `parse_rows` compiled, or None (NumPy alone): replaced by the layer that owns the
-#: compiled kernels (g2pl.runtime.cpu_kernels.text_parser), which decides from the size whether loading
-#: them pays
-compiled: Callable[[int], Callable | None] = _no_parser
 
 _NL, _CR, _SP, _TAB, _HASH, _PCT, _COMMA, _DOT, _ZERO = 10, 13, 32, 9, 35, 37, 44, 46, 48
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from g2pl.graph import cores
-from g2pl.io import arraytext, shortest_float, textrows
+from g2pl.io import arraytext, compiled, shortest_float
 
 _state: dict[str, Any] = {}
 
@@ -171,14 +171,14 @@ def _load_row_writer() -> None:
 
 
 
-def text_parser(size: int) -> Callable | None:
-    """`g2pl.io.textrows.parse_rows` compiled, for `size` bytes of edge-list text, where kernels serve
-    that much work (`use`: about 16 MiB of text in `auto` mode, where NumPy's tokenizer takes about 0.3 s,
-    what loading them costs); else None."""
-    return _jit(textrows.parse_rows) if use(size) else None
+
+def kernel(fn: Callable, work: int) -> Callable | None:
+    """`fn` compiled where kernels serve `work` elements (`use`), else None: the policy the layers below
+    the runtime get through g2pl.io.compiled (text rows, graph building)."""
+    return _jit(fn) if use(work) else None
 
 
-textrows.compiled = text_parser  # (the graph loaders, a layer below, ask textrows for it)
+compiled.kernel = kernel  # (installed on import: g2pl.io.compiled)
 
 # ------------------------------------------------------------ triangles of an oriented graph
 

@@ -13,7 +13,7 @@ import pytest
 
 from g2pl.errors import G2PLError
 from g2pl.graph import loaders
-from g2pl.io import textrows
+from g2pl.io import compiled, textrows
 from g2pl.runtime import cpu_kernels
 
 
@@ -123,7 +123,7 @@ def test_parse_rows_never_writes_past_its_arrays() -> None:
 
 def test_the_compiled_parser_is_the_plain_one(monkeypatch) -> None:
     monkeypatch.setenv("G2PL_NUMBA", "1")
-    fast = cpu_kernels.text_parser(1)
+    fast = cpu_kernels.kernel(textrows.parse_rows, 1)
     if fast is None:
         pytest.skip("numba is not installed")
     rng = np.random.default_rng(99)
@@ -163,16 +163,16 @@ def _read(path: Path, numba: str, monkeypatch, blocks: int):
 
 
 def test_files_read_the_same_with_and_without_the_compiled_pass(tmp_path: Path, monkeypatch) -> None:
-    if cpu_kernels.text_parser(1 << 40) is None and not cpu_kernels.available():
+    if not cpu_kernels.available():
         pytest.skip("numba is not installed")
     calls = []
-    real = cpu_kernels.text_parser
+    real = cpu_kernels.kernel
 
-    def counting(size: int):
-        fn = real(size)
-        return None if fn is None else (lambda *a: calls.append(1) or fn(*a))
+    def counting(fn, work: int):
+        got = real(fn, work)
+        return None if got is None else (lambda *a: calls.append(1) or got(*a))
 
-    monkeypatch.setattr(textrows, "compiled", counting)
+    monkeypatch.setattr(compiled, "kernel", counting)
     for name, text in _files(tmp_path).items():
         path = tmp_path / name
         path.write_bytes(text)
