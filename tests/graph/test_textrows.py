@@ -188,3 +188,47 @@ def test_files_read_the_same_with_and_without_the_compiled_pass(tmp_path: Path, 
             for a, b in zip(with_[:3], without[:3], strict=True):
                 assert (a is None and b is None) or np.array_equal(np.asarray(a).view(np.int64),
                                                                    np.asarray(b).view(np.int64)), name
+
+
+_EDITS = ["-", "+", ".", "e", "E", "e-", "#", "%", ",", " ", "\t", "\r", "\n", "\r\n", "0", "9", "00", "inf",
+          "nan", "1e99", "\x00", "\x0b", "é", "12345678901234567890", ".5", "5.", "0.1234567890123456"]
+
+
+def _mutated(rng: np.random.Generator, base: str) -> bytes:
+    """`base` with 1 to 4 random edits: a character or token from _EDITS inserted, replaced or deleted."""
+    text = base
+    for _ in range(int(rng.integers(1, 5))):
+        i = int(rng.integers(0, len(text) + 1))
+        op = int(rng.integers(0, 3))
+        piece = _EDITS[int(rng.integers(0, len(_EDITS)))]
+        if op == 0:
+            text = text[:i] + piece + text[i:]
+        elif op == 1:
+            text = text[:i] + piece + text[i + len(piece):]
+        else:
+            text = text[:i] + text[i + int(rng.integers(1, 4)):]
+    return text.encode("utf-8")
+
+
+@pytest.mark.parametrize("comma", [False, True])
+def test_mutated_files_read_the_same_with_and_without_the_compiled_pass(tmp_path: Path, monkeypatch, comma) -> None:
+    """Random edits of a good file: with and without the compiled pass, the same rows or the same error."""
+    if not cpu_kernels.available():
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(21 + comma)
+    sep = "," if comma else " "
+    base = "".join(f"{a}{sep}{b}{sep}{w}\n" for a, b, w in
+                   [(1, 2, "0.5"), (2, 30, "1.25e-3"), (30, 4, ".75"), (4, 5, "12")]) + "# c\n6" + sep + "7" + sep + "8\r\n"
+    path = tmp_path / ("g.csv" if comma else "g.el")
+    for _ in range(150):
+        path.write_bytes(_mutated(rng, base))
+        without = _read(path, "0", monkeypatch, 1 << 22)
+        with_ = _read(path, "1", monkeypatch, 1 << 22)
+        if isinstance(without, str) or isinstance(with_, str):
+            assert with_ == without, path.read_bytes()
+            continue
+        for a, b in zip(with_, without, strict=True):
+            if isinstance(a, np.ndarray):
+                assert np.array_equal(a.view(np.int64), b.view(np.int64)), path.read_bytes()
+            else:
+                assert a == b
