@@ -2,7 +2,7 @@
 
 Whether numba is there, whether it is turned off (G2PL_NUMBA) and whether some work is large enough
 to repay loading it are the runtime's decisions (g2pl.runtime.cpu_kernels), and the graph readers
-and builders sit in layers below it, which do not import it.  So they write their kernels as plain
+sit in layers below it, which do not import it.  So they write their kernels as plain
 Python that numba can compile and ask `kernel(fn, work)` for the compiled form: None (keep the NumPy
 path) until cpu_kernels, on import, installs its policy here.  A kernel must give the same answer as
 the caller's NumPy path; tests run both.

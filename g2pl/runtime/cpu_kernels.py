@@ -170,15 +170,14 @@ def _load_row_writer() -> None:
     _state["row_writer"] = _jit(_renamed(arraytext.write_rows, f"write_rows__{digest}"))
 
 
-
-
 def kernel(fn: Callable, work: int) -> Callable | None:
     """`fn` compiled where kernels serve `work` elements (`use`), else None: the policy the layers below
-    the runtime get through g2pl.io.compiled (text rows, graph building)."""
+    the runtime get through g2pl.io.compiled (the text rows of g2pl.io.textrows)."""
     return _jit(fn) if use(work) else None
 
 
 compiled.kernel = kernel  # (installed on import: g2pl.io.compiled)
+
 
 # ------------------------------------------------------------ triangles of an oriented graph
 
