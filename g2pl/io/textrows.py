@@ -72,7 +72,8 @@ def parse_rows(buf, lo, hi, ncols, comma, u, v, w, at, powers):  # noqa: C901 - 
                         return -1
                     while i < hi and (buf[i] == _SP or buf[i] == _TAB):
                         i += 1
-            if col < 2:
+            if col < 2:  # (a digit run is written out here and for the exponent: as an inlined numba helper
+                # returning its value and end, the pass took 0.82 s for kron:20's `u v` text against 0.24 s)
                 x = 0
                 start = i
                 while i < hi and _ZERO <= buf[i] <= _ZERO + 9:
