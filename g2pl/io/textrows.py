@@ -90,23 +90,22 @@ def parse_rows(buf, lo, hi, ncols, comma, u, v, w, at, powers):  # noqa: C901 - 
             digits = 0  # significant digits in mant
             exp10 = 0
             seen = False
-            while i < hi and _ZERO <= buf[i] <= _ZERO + 9:
-                seen = True
-                d = int(buf[i] - _ZERO)
-                if mant > 0 or d > 0:
-                    mant = mant * 10 + d
-                    digits += 1
-                i += 1
-            if i < hi and buf[i] == _DOT:
-                i += 1
-                while i < hi and _ZERO <= buf[i] <= _ZERO + 9:
+            point = False  # (the digits after it move the point: exp10 -1 each)
+            while i < hi:
+                c = buf[i]
+                if _ZERO <= c <= _ZERO + 9:
                     seen = True
-                    d = int(buf[i] - _ZERO)
+                    d = int(c - _ZERO)
                     if mant > 0 or d > 0:
                         mant = mant * 10 + d
                         digits += 1
-                    exp10 -= 1
-                    i += 1
+                    if point:
+                        exp10 -= 1
+                elif c == _DOT and not point:
+                    point = True
+                else:
+                    break
+                i += 1
             if not seen or digits > 15:
                 return -1
             if i < hi and (buf[i] == 101 or buf[i] == 69):  # e, E
