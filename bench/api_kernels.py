@@ -51,11 +51,11 @@ TRIALS = 3  # GAPBS trials in the run whose CPU time, less a one-trial run's, gi
 #: propagation from the highest-degree vertex (3 full pulls, then a filtered one and pushes), measured
 #: ahead of cc.g2pl (min-label propagation: 4 full pulls) and cc_sv.g2pl (3 full pulls, more per-vertex work)
 CC_PROGRAM = "cc_hub"
-PROGRAMS = {"bfs": "bfs", "pagerank": "pagerank", "cc": CC_PROGRAM, "cc_sv": "cc_sv", "pjcc": "pjcc", "wcc": "wcc"}
+PROGRAMS = {"bfs": "bfs", "pagerank": "pagerank", "pagerank32": "pagerank32", "cc": CC_PROGRAM, "cc_sv": "cc_sv", "pjcc": "pjcc", "wcc": "wcc"}
 #: the GAPBS binaries compared with each program (those present are run)
-GAPBS = {"bfs": ["bfs"], "pagerank": ["pr_spmv", "pr"], "cc": ["cc_sv", "cc"], "cc_sv": ["cc_sv", "cc"], "pjcc": [],
+GAPBS = {"bfs": ["bfs"], "pagerank": ["pr_spmv", "pr"], "pagerank32": ["pr_spmv", "pr"], "cc": ["cc_sv", "cc"], "cc_sv": ["cc_sv", "cc"], "pjcc": [],
          "wcc": []}
-TITLES = {"bfs": "BFS", "pagerank": "PageRank (20 it.)", "cc": f"CC ({CC_PROGRAM}.g2pl)", "cc_sv": "CC (hook + shortcut)",
+TITLES = {"bfs": "BFS", "pagerank": "PageRank (20 it.)", "pagerank32": "PageRank, single-precision shares (20 it.)", "cc": f"CC ({CC_PROGRAM}.g2pl)", "cc_sv": "CC (hook + shortcut)",
           "pjcc": "CC (pointer jumping)",
           "wcc": "WCC"}
 
@@ -85,7 +85,7 @@ def gapbs_run(binary: Path, sg: Path, algo: str, root: int, timeout: float, tria
     cmd = [str(binary), "-f", str(sg)]
     if algo == "bfs":
         cmd += ["-r", str(root)]
-    if algo == "pagerank":
+    if algo.startswith("pagerank"):
         cmd += ["-i", str(ITERS), "-t", "1e-30"]
     c0 = _children_cpu()
     wall, _ = harness.gapbs([*cmd, "-n", "1"], timeout)
@@ -98,7 +98,7 @@ def gapbs_run(binary: Path, sg: Path, algo: str, root: int, timeout: float, tria
 def program_args(algo: str, g, root: int) -> dict:
     if algo == "bfs":
         return {"root": int(g.ids[root])}
-    if algo == "pagerank":
+    if algo.startswith("pagerank"):
         return {"iters": ITERS, "damping": DAMPING}
     return {}
 

@@ -2,7 +2,8 @@
 
 Rows (S = `--scale`, default 20; `--quick`: 14):
 
-* **API kernels, one thread**: BFS, PageRank (20 iterations) and connected components through
+* **API kernels, one thread**: BFS, PageRank (20 iterations; pagerank.g2pl in float, and
+  pagerank32.g2pl, whose shares are single-precision as pr_spmv's are) and connected components through
   `prog.run` on `kron:S`, against GAPBS `bfs`, `pr_spmv` and `cc_sv` reading the very same graph (written
   as a GAPBS `.sg`; api_kernels.py's functions): `prog.run`'s wall time against GAPBS's `Trial Time`,
   and one trial's CPU time. CC runs the fastest shipped program (api_kernels.CC_PROGRAM).
@@ -15,7 +16,7 @@ Rows (S = `--scale`, default 20; `--quick`: 14):
 * **MST**: programs/mst.g2pl against SciPy's `minimum_spanning_tree` on `ws:200000:10:0.1` and
   `kron:18` (`--mst-graphs`), each with uniform random weights in (0.001, 1.001] (bench/mst.py's
   graphs); the total weights are checked equal.
-* **Two cores**: BFS, PageRank and CC with `g2pl run --np 2` (its `time_s`, from `--stats`; the
+* **Two cores**: BFS, both PageRanks and CC with `g2pl run --np 2` (its `time_s`, from `--stats`; the
   process's wall time beside it) against GAPBS with `OMP_NUM_THREADS=2` on the same `.sg`.
 
 Every row runs once per repeat, the order rotated each repeat (harness.interleave), so all sides see
@@ -60,8 +61,10 @@ from g2pl.graph.generators import watts_strogatz_edges
 GAPBS_URL = "https://github.com/sbeamer/gapbs"
 GAPBS_COMMIT = "b5e3e19c2845f22fb338f4a4bc4b1ccee861d026"  # "[docs] fix typos in README", May 2024
 BINARIES = ("bfs", "pr_spmv", "cc_sv", "tc")
-KERNELS = {"bfs": "bfs", "pagerank": "pr_spmv", "cc": "cc_sv"}  # g2pl algorithm -> GAPBS binary
-TITLES = {"bfs": "BFS", "pagerank": "PageRank (20 it.)", "cc": "CC"}
+#: g2pl algorithm -> GAPBS binary; pagerank32.g2pl rounds each share to single precision, as pr_spmv keeps them
+KERNELS = {"bfs": "bfs", "pagerank": "pr_spmv", "pagerank32": "pr_spmv", "cc": "cc_sv"}
+TITLES = {"bfs": "BFS", "pagerank": "PageRank (20 it.)", "pagerank32": "PageRank, single-precision shares (20 it.)",
+          "cc": "CC"}
 
 
 # --------------------------------------------------------------------------- GAPBS
@@ -96,7 +99,7 @@ def gapbs_args(algo: str, sg: Path, root: int) -> list[str]:
     args = ["-f", str(sg)]
     if algo == "bfs":
         args += ["-r", str(root)]
-    if algo == "pagerank":
+    if algo.startswith("pagerank"):
         args += ["-i", str(AK.ITERS), "-t", "1e-30"]
     return args
 
@@ -122,6 +125,8 @@ def check_answer(algo: str, g, res, root: int) -> bool:
     for _ in range(AK.ITERS):
         dangling = pr[deg == 0].sum()
         contrib = np.divide(pr, deg, out=np.zeros(g.n), where=deg > 0)
+        if algo == "pagerank32":  # the shares rounded to single precision, as the program does
+            contrib = contrib.astype(np.float32).astype(np.float64)
         pr = (1 - AK.DAMPING) / g.n + AK.DAMPING * (A.T @ contrib + dangling / g.n)
     return bool(np.allclose(got, pr, rtol=1e-9, atol=1e-15))
 
@@ -188,9 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     root = pick_root(g, a.seed)
     root_id = int(g.ids[root])
     progs = {algo: g2pl.compile_file(harness.ROOT / "programs" / f"{AK.PROGRAMS[algo]}.g2pl")
-             for algo in ("bfs", "pagerank")}
+             for algo in ("bfs", "pagerank", "pagerank32")}
     progs["cc"] = g2pl.compile_file(harness.ROOT / "programs" / f"{AK.CC_PROGRAM}.g2pl")
-    prog_name = {**{k: AK.PROGRAMS[k] for k in ("bfs", "pagerank")}, "cc": AK.CC_PROGRAM}
+    prog_name = {**{k: AK.PROGRAMS[k] for k in ("bfs", "pagerank", "pagerank32")}, "cc": AK.CC_PROGRAM}
     tri = g2pl.compile_file(harness.ROOT / "programs" / "triangles.g2pl")
     mst = g2pl.compile_file(harness.ROOT / "programs" / "mst.g2pl")
     tc_graph = g2pl.load_graph(f"kron:{a.tc_scale}", seed=0)

@@ -1,4 +1,4 @@
-"""BFS, PageRank (20 iterations) and CC through `prog.run` on one rank with 1 and 2 kernel threads,
+"""BFS, PageRank (20 iterations; pagerank.g2pl and pagerank32.g2pl) and CC through `prog.run` on one rank with 1 and 2 kernel threads,
 against GAPBS with OMP_NUM_THREADS=1 and 2, on the same graph.
 
 The compiled row kernels (kernels.row_reduce: the sums of PageRank, the min pulls of CC; the early-exit
@@ -29,7 +29,7 @@ from handwritten import pick_root
 
 import g2pl
 
-ALGOS = ("bfs", "pagerank", "cc")
+ALGOS = ("bfs", "pagerank", "pagerank32", "cc")
 THREADS = (1, 2)
 
 
@@ -38,7 +38,7 @@ def gapbs_trial(binary: Path, sg: Path, algo: str, root: int, threads: int, time
     cmd = [str(binary), "-f", str(sg), "-n", "1"]
     if algo == "bfs":
         cmd += ["-r", str(root)]
-    if algo == "pagerank":
+    if algo.startswith("pagerank"):
         cmd += ["-i", str(AK.ITERS), "-t", "1e-30"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True,
                          env=dict(os.environ, OMP_NUM_THREADS=str(threads))).stdout

@@ -14,8 +14,9 @@ from typing import Literal
 
 #: element type of a value
 Elem = Literal["bool", "int", "float", "vid"]
-#: bytes per value (the record layout of the entries and records transports)
-ELEM_SIZE: dict[str, int] = {"bool": 1, "int": 8, "float": 8, "vid": 8}
+#: bytes per value (the record layout of the entries and records transports); `float32` is a message
+#: field's type only: a `float32(...)` value, which single precision holds exactly, in 4 bytes
+ELEM_SIZE: dict[str, int] = {"bool": 1, "int": 8, "float": 8, "vid": 8, "float32": 4}
 #: what a skipped element gets
 DEFAULTS: dict[str, bool | int | float] = {"bool": False, "int": 0, "float": 0.0, "vid": -1}
 

@@ -556,7 +556,8 @@ class ProgramGenerator:
             x = self.sub(ctx, kind, "float", d)
             return f"sqrt(abs({x}))" if f == "sqrt" else f"{f}({x})"
         if r < 0.54:
-            return f"float({self.sub(ctx, kind, self.pick(['int', 'vid', 'bool']), d)})"
+            f = self.pick(["float", "float", "float32"])
+            return f"{f}({self.sub(ctx, kind, self.pick(['int', 'vid', 'bool', 'float'] if f == 'float32' else ['int', 'vid', 'bool']), d)})"
         if r < 0.58:
             return self.cond(ctx, kind, "float", d)
         if r < 0.62 and kind in ("scalar", "local") and self.rand_ok(ctx):
@@ -781,7 +782,15 @@ class ProgramGenerator:
         kw = self.pick(NBR_WORDS)
         pat = f"({u}, {e})" if e else u
         inner = Ctx("A", centre=VB(centre.name, val), nbr=VB(u, val), edge=e, edge_value=None)
-        op, head = self.agg_body(inner, elem, d, True)
+        if elem == "float" and self.chance(0.4):  # a sum of single-precision values: at -O2 4-byte messages
+            graphs = self.vars_of(Ty("vertex", "float")) + self.vars_of(Ty("vertex", "int"))
+            if graphs and self.chance(0.7):  # a vertex value read at the neighbour: a sender-side message
+                x = f"({self.pick(graphs)}[{u}] {self.pick(['*', '/', '+'])} {self.pick(['0.1', '1.5', '3', '1e30'])})"
+            else:
+                x = self.gen(inner, 'local', self.pick(['float', 'int']), d - 1)
+            op, head = "sum", f"float32({x})"
+        else:
+            op, head = self.agg_body(inner, elem, d, True)
         return self.wrap_agg(op, elem, f"{op} [ {head} | {self.quals(f'{pat} <- {kw} {centre.name}', inner, d)} ]")
 
     def common_agg(self, ctx: Ctx, elem: str, d: int) -> str:
@@ -1927,6 +1936,10 @@ class Reference:
             return RV(kind, "int", _cast(a.data, "int"))
         if f == "float":
             return RV(kind, "float", _cast(a.data, "float"))
+        if f == "float32":  # float(x) rounded to single precision (±inf beyond its range)
+            with np.errstate(over="ignore"):
+                r = np.asarray(_cast(a.data, "float"), dtype=np.float64).astype(np.float32).astype(np.float64)
+            return RV(kind, "float", r if isinstance(a.data, np.ndarray) else np.float64(r[()]))
         if f in _INT_REF:
             return RV(kind, "int", _int_ref(_INT_REF[f], *(_cast(x.data, "int") for x in args)))
         fn = {"sqrt": np.sqrt, "log": np.log, "exp": np.exp, "floor": np.floor, "ceil": np.ceil}[f]

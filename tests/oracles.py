@@ -225,6 +225,35 @@ def ref_pagerank_numpy(G: nx.Graph, iters: int, damping: float) -> dict[int, flo
     return dict(zip(nodes, pr.tolist()))
 
 
+def ref_pagerank_ordered(G: nx.Graph, iters: int, damping: float, single: bool = False) -> dict[int, float]:
+    """Power iteration to the bit of docs/language.md's float rules: each receiver adds its senders'
+    shares one by one in the senders' original-ID order from +0.0, the dangling rank is the correctly
+    rounded sum (math.fsum); `single`: each share rounded to single precision first (`float32(...)`)."""
+    nodes = sorted(G.nodes)
+    n = len(nodes)
+    into: dict[int, list[int]] = {v: [] for v in nodes}
+    outdeg = {v: 0 for v in nodes}
+    for a, b in G.edges:
+        pairs = [(a, b)] if G.is_directed() else [(a, b), (b, a)]
+        for u, w in pairs:
+            into[w].append(u)
+            outdeg[u] += 1
+    pr = {v: 1.0 / n for v in nodes}
+    for _ in range(iters):
+        dangling = math.fsum(pr[v] for v in nodes if outdeg[v] == 0)
+        share = {u: pr[u] / outdeg[u] for u in nodes if outdeg[u]}
+        if single:
+            share = {u: float(np.float32(x)) for u, x in share.items()}
+        new = {}
+        for v in nodes:
+            s = 0.0
+            for u in sorted(into[v]):
+                s += share[u]
+            new[v] = (1.0 - damping) / n + damping * (s + dangling / n)
+        pr = new
+    return pr
+
+
 def ref_kcore(G: nx.Graph, k: int) -> set[int]:
     """Plain peeling: repeatedly delete vertices with fewer than k remaining neighbours."""
     S = set(G.nodes)

@@ -15,6 +15,7 @@ import math
 import re
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 import jinja2
 
@@ -27,6 +28,7 @@ from g2pl.compiler.exchange import (
     KeyedExchange,
     NbrExchange,
 )
+from g2pl.compiler.passes.pack import field_elem
 from g2pl.compiler.passes.reuse import ex_key
 from g2pl.compiler.passes.sparse import sparse_rest
 from g2pl.compiler.plan import Branch, Goto, Halt, Plan
@@ -152,6 +154,8 @@ class _ExGen:
             return f"ops.to_int({a[0]})"
         if op == "float":
             return f"ops.to_float({a[0]})"
+        if op == "float32":
+            return f"ops.to_float32({a[0]})"
         raise NotImplementedError(op)
 
     def _ex_Where(self, e: ir.Where) -> str:
@@ -294,9 +298,12 @@ class CodeGen:
                 if ex is None:
                     continue
                 src = self.ex(at_sender(ex), "V")
-                if (f"{i.target}.{role}", "bool" if role == "mask" else ex.elem) not in x.fields:
+                elem = field_elem(role, ex)
+                if (f"{i.target}.{role}", elem) not in x.fields:
                     exts[role] = src  # the same at every sender
                     continue
+                if elem == "float32":  # held in 4 bytes (exact), widened where it is read
+                    src = f"ops.narrow32({self.ex(at_sender(cast(ir.Op, ex).args[0]), 'V')})"
                 lines.append(f"_{role} = {src}  # computed by each sender")
                 exts[role] = f"_x{len(arrays)}"
                 arrays.append(f"_{role}")

@@ -66,7 +66,7 @@ AggOp = Literal["sum", "min", "max", "and", "or", "argmin", "argmax", "avg", "co
 ReduceOp = Literal[AggOp, "pick"]
 #: an elementwise operator or built-in function of `Op`
 ExOp = Literal["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!",
-               "min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float",
+               "min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float", "float32",
                "idiv", "bitand", "bitor", "bitxor", "bitnot", "shl", "shr"]
 
 #: which neighbours of an endpoint a common-neighbour aggregation lists: in (False), out (True) or

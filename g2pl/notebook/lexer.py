@@ -12,7 +12,7 @@ true false inf                                         Keyword.Constant
 aggregations, only when followed by `[`                Keyword.Pseudo
 (sum min max and or union argmin argmax avg count)
 built-in functions, when called                        Name.Builtin
-(min max abs sqrt log exp floor ceil int float rand)
+(min max abs sqrt log exp floor ceil int float float32 rand)
 type names after `:` (bool int float vid vset eset     Keyword.Type
 vertex<T> edge<T>)
 a definition's name (at the start of a line, or        Name.Function
@@ -46,7 +46,7 @@ KEYWORDS = ("procedure", "function", "while", "if", "then", "else", "return", "i
 BUILTIN_NAMES = ("V", "E", "empty", "emptyE", "id", "Weight", "directed")
 CONSTANTS = ("true", "false", "inf")
 AGGREGATIONS = ("sum", "min", "max", "and", "or", "union", "argmin", "argmax", "avg", "count", "mode")
-BUILTIN_FUNCTIONS = ("min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float", "rand",
+BUILTIN_FUNCTIONS = ("min", "max", "abs", "sqrt", "log", "exp", "floor", "ceil", "int", "float", "float32", "rand",
                      "idiv", "imod", "bitand", "bitor", "bitxor", "bitnot", "shl", "shr")
 ELEM_TYPES = ("bool", "int", "float", "vid")
 SET_TYPES = ("vset", "eset")

@@ -131,6 +131,16 @@ class Ops(Protocol):
         """`float(x)`."""
         ...
 
+    def to_float32(self, x: Value) -> Value:
+        """`float32(x)`: float(x) rounded to the nearest single-precision value (beyond its range ±inf), a
+        float (64-bit) like any other."""
+        ...
+
+    def narrow32(self, x: Value) -> Array:
+        """`float32(x)` as a float32 array (exact: single precision holds it): a message value that
+        travels and is gathered in 4 bytes; whatever reads it widens it back without change."""
+        ...
+
     # integer operations, total on int64 (intops.py)
     def mod(self, a: Value, b: Value) -> Value:
         """`a % b`, the remainder of `idiv` (the sign of `b`); `a` where b == 0."""

@@ -33,6 +33,7 @@ import numpy as np
 
 from g2pl.graph.memory import available_memory
 from g2pl.runtime import cpu_kernels
+from g2pl.runtime.values import sum_dtype
 
 #: columns per block: 2**18 (2 MiB of 8-byte values); in bench/column_blocks.py's sweep on kron:20 smaller
 #: blocks were slower (0.67x the row kernel at 2**17, 0.76x at 2**16 against 0.62x: more (row, block) pairs)
@@ -208,7 +209,7 @@ class ColumnBlocks:
             cpu_kernels._jit(_gather)(x, perm, 0, len(perm), xs)
         n = len(self.indptr) - 1
         if op == "sum":
-            out = np.zeros(n, dtype=x.dtype)
+            out = np.zeros(n, dtype=sum_dtype(x.dtype))
             cpu_kernels._jit(_sums)(starts, prow, pptr, bcols, xs, out)
         else:
             out = np.full(n, fill, dtype=x.dtype)

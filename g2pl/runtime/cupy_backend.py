@@ -108,6 +108,14 @@ class CuPyBackend(intops.IntOpsMixin):
         a = (x if isinstance(x, xp.ndarray) else xp.asarray(x)).astype(xp.float64)
         return a if a.ndim else float(self._item(a))
 
+    def narrow32(self, x):
+        xp = self.xp
+        return (x if isinstance(x, xp.ndarray) else xp.asarray(x)).astype(xp.float64, copy=False).astype(xp.float32)
+
+    def to_float32(self, x):
+        a = self.narrow32(x).astype(self.xp.float64)
+        return a if a.ndim else float(self._item(a))
+
     # integer operations (intops.py): on the device when an operand is a device array, else on the host
     def _int_op(self, name: str, *args):
         xp = self.xp

@@ -19,7 +19,7 @@ from g2pl.runtime import array_kernels as AK
 from g2pl.runtime import cpu_kernels
 from g2pl.runtime.column_blocks import ColumnBlocks
 from g2pl.runtime.rng import uniform  # noqa: F401  (the NumPy backend's RNG: rng.py, shared by every backend)
-from g2pl.runtime.values import DTYPES, INT64_MAX, INT64_MIN, empty_value, identity  # noqa: F401
+from g2pl.runtime.values import DTYPES, INT64_MAX, INT64_MIN, empty_value, identity, sum_dtype  # noqa: F401
 
 
 def float_to_int(a: np.ndarray) -> np.ndarray:
@@ -424,8 +424,9 @@ def row_reduce(op: str, indptr: np.ndarray, cols: np.ndarray, x: np.ndarray, fil
     threads = cpu_kernels.threads() if nthreads is None else nthreads
     if op != "sum" and threads > 1:
         kernel = _row_extreme_selects
-    out = np.empty(len(indptr) - 1, dtype=x.dtype)
-    args = (indptr, cols, x, x.dtype.type(fill), out, op == "max") if op != "sum" else (indptr, cols, x, x.dtype.type(0), out)
+    acc = sum_dtype(x.dtype) if op == "sum" else x.dtype
+    out = np.empty(len(indptr) - 1, dtype=acc)
+    args = (indptr, cols, x, x.dtype.type(fill), out, op == "max") if op != "sum" else (indptr, cols, x, acc.type(0), out)
     t0 = time.perf_counter()
     cpu_kernels.run_rows(kernel, args, indptr, nthreads=nthreads)
     if blocks is not None and threads == 1:  # (what the blocks must beat to be kept)

@@ -180,6 +180,8 @@ class Neighbourhood:
                 out[rows[0]:rows[1]] = got
             return out
         value, mask = head(*ext)
+        if getattr(value, "dtype", None) == xp.float32 and (pushed is not None or spec.op != "sum"):
+            value = value.astype(xp.float64)  # a narrowed message (codegen: `float32(...)`), widened exactly
         if present is not None:
             mask = present if mask is None else xp.logical_and(present, mask)
         if pushed is not None:  # (the pushed entries are the senders' where `present` holds)
@@ -377,9 +379,10 @@ class Neighbourhood:
         if op in ("count", "avg", "sum"):
             kind = "f" if (op == "avg" or v.dtype.kind == "f") else "i"
             dt = xp.float64 if kind == "f" else xp.int64
-            xs = v.astype(dt, copy=False)
+            # a sum of narrowed messages gathers their 4 bytes and adds them as float64 (the same bits)
+            xs = v if op == "sum" and v.dtype == xp.float32 else v.astype(dt, copy=False)
             if msk is not None:
-                xs = bk.select(msk, xs, dt(0))
+                xs = bk.select(msk, xs, xs.dtype.type(0))
             total = adj.matrix(kind) @ xs
             if op == "sum":
                 return total.astype(bk.dtype(elem), copy=False)

@@ -49,7 +49,9 @@ class OnesMatrix:
         return len(self.indptr) - 1, self.n_cols
 
     def __matmul__(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x).astype(self.dtype, copy=False)
+        x = np.asarray(x)
+        if not (x.dtype == np.float32 and self.dtype.kind == "f"):  # (float32: gathered as it is, added as float64)
+            x = x.astype(self.dtype, copy=False)
         got = K.row_reduce("sum", self.indptr, self.cols, x, blocks=self.blocks)
         if got is not None:
             return got
@@ -82,6 +84,16 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
     @staticmethod
     def to_float(x):
         a = np.asarray(x).astype(np.float64)
+        return a if a.ndim else float(a)
+
+    @staticmethod
+    def narrow32(x):
+        with np.errstate(over="ignore"):  # (beyond single precision's range: ±inf, as IEEE rounds)
+            return np.asarray(x).astype(np.float64, copy=False).astype(np.float32)
+
+    @classmethod
+    def to_float32(cls, x):
+        a = cls.narrow32(x).astype(np.float64)
         return a if a.ndim else float(a)
 
     # integer operations (intops.py): scalars stay np.int64

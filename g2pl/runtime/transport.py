@@ -36,7 +36,7 @@ FORM_ENV = "G2PL_EXCHANGE_FORM"
 
 def elem_of(a) -> str:
     k = a.dtype.kind
-    return "bool" if k == "b" else "float" if k == "f" else "int"
+    return "bool" if k == "b" else ("float32" if a.dtype.itemsize == 4 else "float") if k == "f" else "int"
 
 
 class Flags(NamedTuple):

@@ -10,7 +10,15 @@ from g2pl.contract import DEFAULTS
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
 
-DTYPES = {"bool": np.bool_, "int": np.int64, "float": np.float64, "vid": np.int64}
+DTYPES = {"bool": np.bool_, "int": np.int64, "float": np.float64, "vid": np.int64,
+          "float32": np.float32}  # (a message field's type only: see contract.ELEM_SIZE)
+
+
+def sum_dtype(dtype) -> np.dtype:
+    """What a row sum of `dtype` values adds in: float32 (a narrowed message, codegen's `float32(...)`)
+    as float64, each value widened exactly, so the sum has the bits of the same values' float64 sum;
+    any other type as itself."""
+    return np.dtype(np.float64) if dtype == np.float32 else np.dtype(dtype)
 
 
 def empty_value(op: str, elem: str):

@@ -45,6 +45,8 @@ BUILTIN_FUNCS = {
     "min": 2, "max": 2, "abs": 1, "sqrt": 1, "log": 1, "exp": 1, "floor": 1, "ceil": 1,
     "int": 1, "float": 1, "rand": 0,
 }
+#: built-ins added later, soft names like the integer functions: `float32(x)` rounds to single precision
+SOFT_FUNCS = {"float32": 1}
 #: integer functions (total on int64, see docs/language.md): soft names, so a variable or function
 #: of the same name still works (a user function wins at a call)
 INT_FUNCS = {"idiv": 2, "imod": 2, "bitand": 2, "bitor": 2, "bitxor": 2, "bitnot": 1, "shl": 2, "shr": 2}
@@ -795,8 +797,8 @@ class Lowerer:
                 self.call_stack = self.call_stack[:-1]
                 for a in added:
                     del self.arg_stacks[id(a)]
-        if f in BUILTIN_FUNCS or f in INT_FUNCS:
-            n = BUILTIN_FUNCS[f] if f in BUILTIN_FUNCS else INT_FUNCS[f]
+        if f in BUILTIN_FUNCS or f in INT_FUNCS or f in SOFT_FUNCS:
+            n = {**BUILTIN_FUNCS, **INT_FUNCS, **SOFT_FUNCS}[f]
             if len(e.args) != n:
                 got = len(e.args)
                 raise self.err(f"`{f}` takes {n} argument{'s' if n != 1 else ''}, but {got} "
@@ -806,7 +808,8 @@ class Lowerer:
             raise self.err(f"`{f}` is an aggregation; write `{f} [ head | generator, filters ]`", e.name_span, *call_notes(e))
         if f in self.mod.procedures:
             raise self.err(f"`{f}` is a procedure; procedures cannot be called from expressions", e.name_span)
-        close = difflib.get_close_matches(f, [*self.mod.functions, *BUILTIN_FUNCS, *INT_FUNCS], n=1, cutoff=0.6)
+        close = difflib.get_close_matches(f, [*self.mod.functions, *BUILTIN_FUNCS, *INT_FUNCS, *SOFT_FUNCS], n=1,
+                                        cutoff=0.6)
         hint = f"; did you mean `{close[0]}`?" if close else ""
         raise self.err(f"undefined function `{f}`{hint}", e.name_span, *call_notes(e))
 
@@ -826,8 +829,9 @@ class Lowerer:
         args, kind = operands
         if f == "int":
             return Val(ir.Op("int", e.span, "int", (args[0].ex,)), kind, "int")
-        if f == "float":
-            return Val(ir.Op("float", e.span, "float", (args[0].ex,)), kind, "float")
+        if f in ("float", "float32"):  # float32: rounded to the nearest single-precision value
+            conv = cast(Literal["float", "float32"], f)
+            return Val(ir.Op("float", e.span, conv, (args[0].ex,)), kind, "float")
         for a, node in zip(args, e.args):
             if a.elem == "bool":
                 raise self.err(f"`{f}` needs numbers, but this is {article(kind_word(a.kind, a.elem))}", node.span)

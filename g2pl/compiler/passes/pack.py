@@ -3,8 +3,9 @@
 Without it every record has the program's whole layout (all message fields,
 unused ones undefined).  With it, a record holds what its exchange needs:
 a sender-computed message value (e.g. `PR/OutDeg` instead of `PR` and
-`OutDeg`), bool fields and vertex-set exchanges as packed bits, and, where
-prune lets the set of senders vary, a presence bit per record (the flag word).
+`OutDeg`), bool fields and vertex-set exchanges as packed bits, a value the
+program rounds with `float32(...)` in 4 bytes, and, where prune lets the set of
+senders vary, a presence bit per record (the flag word).
 
 Before::
 
@@ -24,6 +25,17 @@ from g2pl.compiler.plan import Plan
 from g2pl.contract import Broadcast, Field, packed_bits, record_size
 
 
+def narrowed(x: ir.Ex) -> bool:
+    """Is a message value `float32(...)`: a float that single precision holds exactly, so it travels
+    (and is gathered) in 4 bytes and is widened, exactly, where it arrives?"""
+    return isinstance(x, ir.Op) and x.op == "float32"
+
+
+def field_elem(role: str, x: ir.Ex) -> str:
+    """The packed field type of a sender-side message's value or filter."""
+    return "bool" if role == "mask" else "float32" if narrowed(x) else x.elem
+
+
 def sender_fields(i: ir.NbrReduce) -> tuple[Field, ...]:
     """A sender-side message's packed fields: its value and filter where they vary between senders
     (a constant travels as nothing: the presence bit, or the receiver's adjacency, says it all)."""
@@ -31,7 +43,7 @@ def sender_fields(i: ir.NbrReduce) -> tuple[Field, ...]:
     for role, x in (("value", i.value), ("mask", i.mask)):
         if x is not None and any(isinstance(n, (ir.Load, ir.Ids)) and getattr(n, "kind", "") != "scalar"
                                  for n in ir.walk(x)):
-            out.append((f"{i.target}.{role}", "bool" if role == "mask" else x.elem))
+            out.append((f"{i.target}.{role}", field_elem(role, x)))
     return tuple(out)
 
 
