@@ -1,7 +1,7 @@
 """GPU benchmark: compiled programs on the CuPy backend against hand-written CuPy (and the NumPy backend).
 
 For each graph of `--graphs` (default kron:24; loaded once per graph, in the order given) and each
-algorithm of `--algos` (bfs, pagerank (20 iterations, damping 0.85), cc, sssp), one row per
+algorithm of `--algos` (bfs, pagerank (20 iterations, damping 0.85), pagerank32, cc, sssp), one row per
 implementation, in this order:
 
 * `compiled cupy`: `g2pl.compile_file(programs/ALGO.g2pl).run(graph, args, backend="cupy")`, one
@@ -66,9 +66,10 @@ ROOT = harness.ROOT
 
 ITERS = 20
 DAMPING = 0.85
-PROGRAMS = {a: ROOT / "programs" / f"{a}.g2pl" for a in ("bfs", "pagerank", "cc", "sssp")}
+PROGRAMS = {a: ROOT / "programs" / f"{a}.g2pl" for a in ("bfs", "pagerank", "pagerank32", "cc", "sssp")}
 HANDWRITTEN = ("bfs", "pagerank")
-NAMES = {"bfs": "BFS", "pagerank": f"PageRank ({ITERS} it.)", "cc": "CC", "sssp": "SSSP"}
+NAMES = {"bfs": "BFS", "pagerank": f"PageRank ({ITERS} it.)", "pagerank32": f"PageRank, single-precision shares ({ITERS} it.)",
+         "cc": "CC", "sssp": "SSSP"}
 MIB = float(1 << 20)
 #: A compiled run stops itself after this many supersteps (none of these programs needs 200 on a kron graph).
 MAX_SUPERSTEPS = 1000
@@ -269,7 +270,7 @@ def rate(algo: str, t: float | None, m_reached: int, m: int) -> float | None:
         return None
     if algo == "bfs":
         return m_reached / t / 1e9  # GTEPS
-    if algo == "pagerank":
+    if algo.startswith("pagerank"):
         return m / (t / ITERS) / 1e9  # G edges / s per iteration
     return None
 
@@ -562,7 +563,7 @@ def fmt_row(row: dict) -> str:
 
 
 def rate_unit(algo: str) -> str:
-    return {"bfs": "GTEPS", "pagerank": "GE/s/it"}.get(algo, "")
+    return {"bfs": "GTEPS", "pagerank": "GE/s/it", "pagerank32": "GE/s/it"}.get(algo, "")
 
 
 def report(res: dict) -> str:

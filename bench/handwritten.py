@@ -284,7 +284,7 @@ def pick_root(g, seed: int = 1) -> int:
 def program_args(algo: str, g, root: int, iters: int = 20, damping: float = 0.85) -> dict:
     if algo in ("bfs", "sssp"):
         return {"root": int(g.ids[root])}
-    if algo == "pagerank":
+    if algo.startswith("pagerank"):  # (pagerank.g2pl, pagerank32.g2pl)
         return {"iters": iters, "damping": damping}
     return {}
 

@@ -71,5 +71,6 @@ class DeviceCSR:
 
     def __matmul__(self, v):
         xp = self.xp
-        table = v.astype(xp.float64 if v.dtype.kind == "f" else xp.int64, copy=False)
+        # (a float32 table, a narrowed message, is gathered as it is and summed in float64)
+        table = v if v.dtype == xp.float32 else v.astype(xp.float64 if v.dtype.kind == "f" else xp.int64, copy=False)
         return self.seg.gather_reduce(xp.add, table, self.cols, 0)

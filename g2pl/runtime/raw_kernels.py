@@ -97,35 +97,40 @@ def as_kernel_values(xp, a):
 def seg_reduce(xp, indptr, op: str, fill, vals=None, table=None, idx=None, chunk: int = CHUNK):
     """Per CSR row of `indptr` (int64), the `op` reduction ("min", "max", "sum"; "or"/"and" of bools)
     of its entries' values: `vals[j]`, or gathered `table[idx[j]]` without an entry-length array.
-    Empty rows get `fill`.  Exact: min/max propagate NaN as NumPy's; float sums in a fixed order."""
+    Empty rows get `fill`.  Exact: min/max propagate NaN as NumPy's; float sums in a fixed order; a
+    gathered float32 table's sum in float64 (the bits of the widened table's)."""
     gathered = vals is None
     src = table if gathered else vals
     v, sfx, back = as_kernel_values(xp, src)
+    chunks_name = None
+    if gathered and op == "sum" and src.dtype == xp.float32:  # 4-byte reads, float64 sums (SumF32AsF64)
+        v, sfx, back, chunks_name = dense(xp, src), "f64", np.dtype(np.float64), "sum_f32w"
     if sfx == "u8":  # bools: or/and are max/min over 0/1; a sum of bools is NumPy's logical or
         op = {"or": "max", "and": "min", "sum": "max"}.get(op, op)
     if op not in ("min", "max", "sum") or (sfx == "u8" and op == "sum"):
         raise ValueError(f"no {op} reduction over {src.dtype}")
     indptr = dense(xp, indptr, xp.int64)
     n = len(indptr) - 1
-    out = xp.empty(max(n, 0), dtype=v.dtype)
+    acc = np.dtype(np.float64) if chunks_name else v.dtype  # (what the partials and the result hold)
+    out = xp.empty(max(n, 0), dtype=acc)
     if n <= 0:
         return out.view(back) if back == xp.bool_ else out
     total = len(idx) if gathered else len(v)
     name = f"{op}_{sfx}"
     if total:
         nchunks = (total + chunk - 1) // chunk
-        lead = xp.empty(nchunks, dtype=v.dtype)
-        trail = xp.empty(nchunks, dtype=v.dtype)
+        lead = xp.empty(nchunks, dtype=acc)
+        trail = xp.empty(nchunks, dtype=acc)
         head = (indptr, np.int64(n), np.int64(total), np.int64(chunk))
         if gathered:
             ix, g = _index(xp, idx)
-            launch(xp, f"seg_chunks_{name}_{g}", nchunks, (*head, v, ix, out, lead, trail))
+            launch(xp, f"seg_chunks_{chunks_name or name}_{g}", nchunks, (*head, v, ix, out, lead, trail))
         else:
             launch(xp, f"seg_chunks_{name}", nchunks, (*head, v, out, lead, trail))
     else:
-        lead = trail = xp.empty(1, dtype=v.dtype)
+        lead = trail = xp.empty(1, dtype=acc)
     launch(xp, f"seg_rows_{name}", n, (indptr, np.int64(n), np.int64(chunk), out, lead, trail,
-                                        v.dtype.type(fill)))
+                                        acc.type(fill)))
     if back == xp.bool_:
         return out.view(xp.bool_)
     return out if back == out.dtype else out.astype(back)

@@ -147,6 +147,25 @@ def test_gathered_reductions_equal_numpy_on_the_gathered_values(cp: ModuleType, 
         assert _same(got, want), (op, dtype, chunk)
 
 
+@pytest.mark.parametrize("idx_dtype", [np.int32, np.int64])
+def test_a_float32_tables_gathered_sum_has_the_widened_tables_bits(cp: ModuleType, idx_dtype) -> None:
+    """A narrowed message (`float32(...)`) is gathered in 4 bytes and summed in float64: the result is
+    float64 with the bits of the same sum over the table widened first, at every chunk size."""
+    rng = np.random.default_rng(13)
+    indptr = _indptr(rng, 300)
+    table = (rng.standard_normal(777) * 10.0 ** rng.integers(-30, 30, 777)).astype(np.float32)
+    table[:4] = [np.inf, -0.0, np.float32(1e-45), np.float32(3.4e38)]
+    idx = rng.integers(0, len(table), int(indptr[-1])).astype(idx_dtype)
+    for chunk in CHUNKS:
+        got = RK.seg_reduce(cp, cp.asarray(indptr), "sum", 0.0, table=cp.asarray(table), idx=cp.asarray(idx),
+                            chunk=chunk).get()
+        want = RK.seg_reduce(cp, cp.asarray(indptr), "sum", 0.0, table=cp.asarray(table.astype(np.float64)),
+                             idx=cp.asarray(idx), chunk=chunk).get()
+        assert got.dtype == np.float64 and _same(got, want), chunk
+        if chunk == RK.CHUNK:  # (one chunk per short row: a sequential float64 sum of the widened values)
+            assert _same(got[:2], _reference("sum", table[idx].astype(np.float64), indptr, 0.0)[:2])
+
+
 def test_float_min_max_are_exact_where_float32_is_not(cp: ModuleType) -> None:
     """Values 1 + 2**-40 apart (one float32), a NaN among numbers, -0.0 beside 0.0: NumPy's answers."""
     vals = np.array([1 + 2**-40, 1 + 2**-41, 1.0, 2.0, np.nan, -5.0, 0.0, -0.0, -0.0, 0.0, 1 + 2**-30,

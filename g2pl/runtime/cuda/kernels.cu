@@ -8,6 +8,7 @@
 //
 //   seg_chunks_OP_T[_g32|_g64] + seg_rows_OP_T   segmented reduction per CSR row (values per entry,
 //                                                 or gathered table[idx[j]]): deterministic, exact
+//   seg_chunks_sum_f32w_g32|_g64 + seg_rows_sum_f64  a float32 table's gathered sum, in float64
 //   pack_bits + pull_any[_rows]_g32|_g64          bottom-up pull with early exit over a bitmap
 //   scatter_min|max_T_g32|_g64                    out[recv[k]] = min/max(out[recv[k]], vals[k])
 //   float_bins                                    an exact float64 sum's exponent bins
@@ -66,6 +67,15 @@ typedef MaxOp<u8> MaxU8;
 typedef SumOp<int, u32> SumI32;
 typedef SumOp<i64, u64> SumI64;
 typedef SumOp<double, double> SumF64;
+
+// sums of float32 values in float64, each widened exactly (a narrowed message, `float32(...)`): the
+// bits of SumF64 over the widened values, from half the bytes read
+struct SumF32AsF64 {
+    typedef float In;
+    typedef double Out;
+    static __device__ __forceinline__ double conv(float v) { return (double)v; }
+    static __device__ __forceinline__ double op(double a, double b) { return a + b; }
+};
 
 // ---- entry loaders: the value of entry j
 
@@ -189,6 +199,8 @@ SEG_ALL(max_u8, MaxU8, unsigned char)
 SEG_ALL(sum_i32, SumI32, int)
 SEG_ALL(sum_i64, SumI64, long long)
 SEG_ALL(sum_f64, SumF64, double)
+SEG_GATHER(sum_f32w, SumF32AsF64, float, double, g32, int)
+SEG_GATHER(sum_f32w, SumF32AsF64, float, double, g64, long long)
 SEG_ROWS(count, CountOp, long long)
 SEG_DIRECT(count, CountOp, unsigned char, long long)
 
