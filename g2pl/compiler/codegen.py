@@ -297,13 +297,14 @@ class CodeGen:
             for role, ex in (("value", i.value), ("mask", i.mask)):
                 if ex is None:
                     continue
-                src = self.ex(at_sender(ex), "V")
                 elem = field_elem(role, ex)
                 if (f"{i.target}.{role}", elem) not in x.fields:
-                    exts[role] = src  # the same at every sender
+                    exts[role] = self.ex(at_sender(ex), "V")  # the same at every sender
                     continue
                 if elem == "float32":  # held in 4 bytes (exact), widened where it is read
                     src = f"ops.narrow32({self.ex(at_sender(cast(ir.Op, ex).args[0]), 'V')})"
+                else:
+                    src = self.ex(at_sender(ex), "V")
                 lines.append(f"_{role} = {src}  # computed by each sender")
                 exts[role] = f"_x{len(arrays)}"
                 arrays.append(f"_{role}")

@@ -3,12 +3,12 @@
 The function's values (rounding, the range's ends, NaN, a soft name); the pack pass giving a
 sender-side `float32(...)` message value a 4-byte field (and only at -O2); the same answers at every
 optimization level, on any number of ranks, with and without numba; and a rank's bytes sent halved for
-PageRank's shares (tests/runtime/test_mpi.py).  The row kernels' sums of 4-byte values against the 8-byte sums of the same values.
+PageRank's shares (tests/runtime/test_mpi.py).  The kernels' sums of 4-byte values against the 8-byte sums of
+the same values: tests/runtime/test_row_reduce.py, test_column_blocks.py, test_raw_kernels.py.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -16,17 +16,12 @@ import numpy as np
 import pytest
 
 import g2pl
-from g2pl.runtime import column_blocks as CB
-from g2pl.runtime import cpu_kernels
-from g2pl.runtime import kernels as K
-from g2pl.runtime.numpy_backend import OnesMatrix
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
 from thread_comm import run_program  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PR32 = ROOT / "programs" / "pagerank32.g2pl"
-needs_numba = pytest.mark.skipif(not cpu_kernels.available(), reason="numba not installed")
 
 SCALARS = """
 f32() {
@@ -125,63 +120,3 @@ def test_a_narrowed_value_is_widened_for_other_aggregations() -> None:
     for name in ("Lo", "Hi", "Av", "Sm"):
         assert a.array(name).dtype == np.float64 and _bits(a.array(name)) == _bits(b.array(name)), name
     assert run_program(g2pl.compile(src), g, 3, args).values == a.values
-
-
-# ---------------------------------------------------------------- sums of 4-byte values
-
-
-def _csr(seed: int, rows: int = 300, cols: int = 200):
-    rng = np.random.default_rng(seed)
-    lens = rng.integers(0, 12, rows)
-    lens[3] = 400
-    indptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    return indptr, rng.integers(0, cols, int(indptr[-1])).astype(np.int32), rng
-
-
-def _floats32(rng, n: int) -> np.ndarray:
-    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)).astype(np.float32)
-    x[[5, 6, 7]] = [np.inf, -0.0, np.float32(1e-45)]
-    return x
-
-
-@needs_numba
-def test_row_sums_of_float32_are_float64_sums_of_the_same_values() -> None:
-    indptr, nbr, rng = _csr(1)
-    x = _floats32(rng, 200)
-    want = K.row_reduce("sum", indptr, nbr, x.astype(np.float64), force=True)
-    got = K.row_reduce("sum", indptr, nbr, x, force=True)
-    assert got is not None and got.dtype == np.float64 and _bits(got) == _bits(want)
-    row = x[nbr[indptr[3]:indptr[4]]]
-    row = row[np.isfinite(row) & (np.abs(row) < 1e20)]
-    small = K.row_reduce("sum", np.array([0, len(row)]), np.arange(len(row), dtype=np.int32), row, force=True)
-    assert small[0] != float(np.add.reduce(row, dtype=np.float32))  # not a float32 sum
-
-
-@pytest.mark.parametrize("numba", ["0", "1"])
-def test_the_matrix_of_ones_sums_float32_as_float64(monkeypatch, numba) -> None:
-    monkeypatch.setenv("G2PL_NUMBA", numba)
-    indptr, nbr, rng = _csr(2)
-    x = _floats32(rng, 200)
-    M = OnesMatrix(indptr, nbr, 200, "f")
-    got = M @ x
-    assert got.dtype == np.float64 and _bits(got) == _bits(M @ x.astype(np.float64))
-
-
-@needs_numba
-def test_column_blocks_sum_float32_as_float64(monkeypatch) -> None:
-    monkeypatch.setattr(CB, "BLOCK_BITS", 3)
-    monkeypatch.setattr(CB, "BUILD_AFTER", 0)
-    monkeypatch.setattr(CB, "TABLE_BYTES", 0)
-    monkeypatch.setenv("G2PL_NUMBA", "1")
-    monkeypatch.setenv("G2PL_THREADS", "1")
-    rng = np.random.default_rng(3)
-    order = rng.choice(10**9, 300, replace=False)
-    by_id = np.argsort(order, kind="stable")
-    lens = rng.integers(0, 30, 400)
-    indptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    cols = np.concatenate([by_id[np.sort(rng.integers(0, 300, k))] for k in lens]).astype(np.int32)
-    x = _floats32(rng, 300)
-    got = CB.ColumnBlocks(indptr, cols, order).reduce("sum", x)
-    want = K.row_reduce("sum", indptr, cols, x.astype(np.float64), nthreads=1)
-    assert got is not None and got.dtype == np.float64 and _bits(got) == _bits(want)
-    assert math.isinf(got.max()) or np.isfinite(got).all()

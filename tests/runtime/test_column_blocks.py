@@ -68,6 +68,18 @@ def test_sums_have_the_row_kernels_bits(small_blocks):
         assert _same(blocks.reduce("sum", xi), K.row_reduce("sum", indptr, cols, xi, nthreads=1))
 
 
+def test_float32_sums_are_float64_sums_of_the_same_values(small_blocks):
+    """A narrowed message's 4-byte table (`float32(...)`): summed in float64, the row kernel's bits over
+    the widened values."""
+    indptr, cols, order, rng = _csr(3)
+    x = (rng.standard_normal(len(order)) * 10.0 ** rng.integers(-30, 30, len(order))).astype(np.float32)
+    x[[5, 6, 7]] = [np.inf, -0.0, np.float32(1e-45)]
+    got = CB.ColumnBlocks(indptr, cols, order).reduce("sum", x)
+    want = K.row_reduce("sum", indptr, cols, x.astype(np.float64), nthreads=1)
+    assert got is not None and _same(got, want)
+    assert math.isinf(got.max()) or np.isfinite(got).all()
+
+
 @pytest.mark.parametrize("op", ["min", "max"])
 @pytest.mark.parametrize("dt", [np.int32, np.int64, np.float64])
 def test_min_max_have_the_row_kernels_bits(small_blocks, op, dt):

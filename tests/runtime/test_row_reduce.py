@@ -150,3 +150,34 @@ def test_thread_count_must_be_positive(monkeypatch, bad):
     monkeypatch.setenv("G2PL_THREADS", bad)
     with pytest.raises(G2PLError, match="G2PL_THREADS"):
         cpu_kernels.threads()
+
+
+def _floats32(rng, n: int) -> np.ndarray:
+    """float32 values over many magnitudes, with an infinity, -0.0 and the smallest subnormal."""
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)).astype(np.float32)
+    x[[5, 6, 7]] = [np.inf, -0.0, np.float32(1e-45)]
+    return x
+
+
+@needs_numba
+def test_row_sums_of_float32_are_float64_sums_of_the_same_values():
+    """A narrowed message (`float32(...)`) is gathered in 4 bytes and added in float64."""
+    indptr, nbr, rng = _csr(1)
+    x = _floats32(rng, 200)
+    want = K.row_reduce("sum", indptr, nbr, x.astype(np.float64), force=True)
+    got = K.row_reduce("sum", indptr, nbr, x, force=True)
+    assert got is not None and got.dtype == np.float64 and np.array_equal(got.view(np.int64), want.view(np.int64))
+    row = x[nbr[indptr[3]:indptr[4]]]
+    row = row[np.isfinite(row) & (np.abs(row) < 1e20)]
+    small = K.row_reduce("sum", np.array([0, len(row)]), np.arange(len(row), dtype=np.int32), row, force=True)
+    assert small[0] != float(np.add.reduce(row, dtype=np.float32))  # not a float32 sum
+
+
+@pytest.mark.parametrize("numba", ["0", "1"])
+def test_the_matrix_of_ones_sums_float32_as_float64(monkeypatch, numba):
+    monkeypatch.setenv("G2PL_NUMBA", numba)
+    indptr, nbr, rng = _csr(2)
+    x = _floats32(rng, 200)
+    M = OnesMatrix(indptr, nbr, 200, "f")
+    got, want = M @ x, M @ x.astype(np.float64)
+    assert got.dtype == np.float64 and np.array_equal(got.view(np.int64), want.view(np.int64))
