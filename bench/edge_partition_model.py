@@ -9,16 +9,16 @@ CC step):
   its neighbours (its mirrors).  Validated against the runtime: kron:20 at P = 16 gives 3,990,394
   values, and `bench/weak_scaling.py` measured 319,309,360 bytes for 10 PageRank iterations there
   (8-byte values, 10 exchanges: 3.99M each).
-* **routed 2d**: the runtime's `--partition 2d` (g2pl/runtime/grid.py): the same values over an R x C
-  grid of the ranks, a row hop then a column hop; a value whose destination differs from its owner in
-  both row and column travels twice.
-* **edge-partitioned 2d** (not in the runtime): the layout of the 2D-partitioned BFS papers, rank (i,
-  j) holding the edges whose receiver's owner is in grid row i and whose sender's owner is in grid
-  column j.  Expand: each vertex's value to the ranks of its grid column that hold one of its edges;
-  fold: each rank's partial result for a receiver to the receiver's owner, along the grid row.  A
-  partial combines exactly for `min`, `max`, `or`, `and` and integer sums; a float sum folded from
-  partials adds in another order than one rank does, so its answers would differ in the last bits
-  between rank counts.
+* **routed 2d**: the 1D exchange routed over an R x C grid of the ranks (g2pl/runtime/grid.py, which
+  `--partition 2d` still uses for every exchange but neighbourhood aggregations), a row hop then a
+  column hop; a value whose destination differs from its owner in both row and column travels twice.
+* **edge-partitioned 2d**: the layout of the 2D-partitioned BFS papers, rank (i, j) holding the edges
+  whose receiver's owner is in grid row i and whose sender's owner is in grid column j.  Expand: each
+  vertex's value to the ranks of its grid column that hold one of its edges; fold: each rank's partial
+  result for a receiver to the receiver's owner, along the grid row.  The runtime's `--partition 2d`
+  runs neighbourhood aggregations this way (g2pl/runtime/edge_grid.py) with the roles of rows and
+  columns exchanged (senders by grid row, whose ranks hold one contiguous range of IDs, so a float
+  sum can fold in sender order and keep 1D's bits); its measured bytes are in docs/performance.md.
 
 Peers: the most ranks any one rank sends to.  Counts only (no run); seconds per graph.
 

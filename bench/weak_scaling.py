@@ -16,8 +16,9 @@ process (no graph to speak of), without and with MPI.
 Partitioning: the runtime cuts the vertices into contiguous blocks (by ID; the Kronecker
 generator permutes the labels, as Graph500 does). `--partition 1d,2d` (the default) runs every
 row under both of `g2pl run --partition`'s layouts: `1d` sends each exchange to its ranks
-directly, `2d` routes it over the grid of ranks, a row hop then a column hop (fewer peers, the
-same answers, the bytes that change row and column sent twice).
+directly; `2d` arranges the ranks as a grid: neighbourhood aggregations over edge blocks (messages
+along the grid row, partial results down the grid column: fewer bytes than 1D), every other
+exchange routed a row hop then a column hop (fewer peers, the same answers).
 
 Then `model()` extrapolates the measured per-rank constants to SCALE 30 on 1,024 ranks under the
 same 1D partitioning (edges held, memory, ghosts, peers, bytes of a dense BFS superstep) and
@@ -406,7 +407,7 @@ def render(res: dict[str, Any]) -> str:
         "",
         f"Configuration: {'quick' if cfg['quick'] else 'full'}; P = {', '.join(map(str, cfg['ranks']))} ranks on "
         f"kron:(BASE + log2 P), BASE = {cfg['base']} (seed {cfg['seed']}); partitions `{cfg['partition']}` (the "
-        "runtime's contiguous vertex blocks; `--partition 2d` routes exchanges over the grid of ranks); programs "
+        "runtime's contiguous vertex blocks; `--partition 2d`: a grid of ranks, neighbourhood aggregations over edge blocks); programs "
         + ", ".join(f"{k} (`{v[0]}`{''.join(' --arg ' + a for a in v[1])})" for k, v in PROGRAMS.items())
         + "; BFS root: a seeded random vertex with an edge per graph ("
         + ", ".join(f"{g}: {r}" for g, r in res["bfs_roots"].items()) + ").",

@@ -387,9 +387,10 @@ class Program:
         `checkpoint=DIR` saves the state every `checkpoint_every` supersteps; `resume=DIR`
         continues a run from its last checkpoint (refused if the program, graph, arguments,
         seed, rank count or optimization settings differ).
-        `partition="2d"` routes every exchange between ranks over a grid of them (a row hop, then a
-        column hop: O(sqrt P) partners per rank instead of P - 1; g2pl.runtime.grid), "1d" sends
-        directly, "auto" routes from 64 ranks on; answers are the same either way.
+        `partition="2d"` arranges the ranks as a grid (O(sqrt P) partners per rank instead of P - 1):
+        neighbourhood aggregations over edge blocks (g2pl.runtime.edge_grid, fewer bytes than 1D),
+        every other exchange routed a row hop then a column hop (g2pl.runtime.grid); "1d" sends
+        directly, "auto" is 2d from 64 ranks on; answers are the same either way.
         """
         if time_limit is not None and not time_limit > 0:
             raise G2PLError(f"--time-limit {time_limit}: expected a positive number of seconds")

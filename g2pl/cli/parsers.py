@@ -120,8 +120,9 @@ def g2pl_parser() -> argparse.ArgumentParser:
                    help="order each rank's vertices by degree for locality (results keep original IDs); "
                         "auto: when degrees are skewed")
     r.add_argument("--partition", choices=("auto", "1d", "2d"), default="auto",
-                   help="how ranks exchange: 1d sends to every rank directly; 2d routes over a grid of the "
-                        "ranks, along its row then its column (O(sqrt N) partners per rank, same answers); "
+                   help="how ranks exchange: 1d sends to every rank directly; 2d arranges the ranks as a grid "
+                        "(O(sqrt N) partners per rank, same answers): neighbourhood aggregations over edge "
+                        "blocks (fewer bytes than 1d), other exchanges along a row then a column; "
                         "auto: 2d from 64 ranks")
     r.add_argument("--seed", type=_int_value, default=0, help="seed for generators and rand()")
     r.add_argument("--max-supersteps", type=_int_value, metavar="N",

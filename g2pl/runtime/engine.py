@@ -104,7 +104,7 @@ class Runtime:
         self.host_lg = lg
         self.lg = lg = bk.graph_part(lg)  # the part the verbs work on (a device copy on a GPU)
         self.n, self.m = lg.n, lg.m
-        self.ids, self.ext_ids = lg.ids, lg.ext_ids
+        self.ids = lg.ids
         self._weight = None  # the edge weights, on first read (`weight`)
         self.seed = int(seed)
         self.max_supersteps = max_supersteps
@@ -112,9 +112,8 @@ class Runtime:
         self._directions = (bool(need_in), bool(need_out))
         # an exchange that may push reads each sender's entries (the transposed adjacency); a program
         # that only pulls never builds that copy of its adjacency
-        self._push_dirs = sorted({v.dir for v in vars(module).values()
-                                  if isinstance(v, Spec) and v.kind == "nbr" and v.policy == "push-pull"})
-        self._pushes = bool(self._push_dirs)
+        self._nbr_specs = [v for v in vars(module).values() if isinstance(v, Spec) and v.kind == "nbr"]
+        self._pushes = any(v.policy == "push-pull" for v in self._nbr_specs)
         # a sum, count or average over neighbours is one sparse mat-vec (SciPy on the NumPy backend)
         self._sums = any(isinstance(v, Spec) and v.op in ("sum", "count", "avg") for v in vars(module).values())
         # neighbourhood combines over a large adjacency run compiled row kernels where numba is there (not
@@ -222,8 +221,12 @@ class Runtime:
         lg.cache.forget_values()
         if self.host_lg is not lg:  # a device copy: the host part's cache too
             self.host_lg.cache.forget_values()
+        specs = self._nbr_specs
+        served = [spec for spec in specs if self.nbr.grid_served(spec)]  # (a 2D run: over edge blocks)
+        for d in sorted({spec.dir for spec in served}):
+            self.nbr.edge_grid(d)
         if lg.size > 1 and self._pushes:
-            for d in self._push_dirs:
+            for d in sorted({spec.dir for spec in specs if spec.policy == "push-pull" and spec not in served}):
                 self.nbr.adj(d).transpose()
         if lg.size > 1 or self._sums:
             load_sparse()  # imported on first need, and that is now: not inside the first superstep
@@ -292,6 +295,12 @@ class Runtime:
         return out
 
     # ------------------------------------------------------------ exchanges
+
+    @property
+    def ext_ids(self):
+        """Original IDs of the senders a message head reads (owned, then ghosts; a 2D reduction's
+        expanded senders while its head runs: Neighbourhood.head_ids)."""
+        return self.nbr.head_ids
 
     def nbr_combine(self, spec: Spec, fields: tuple, head, send=None, recv=None, along=None, known=None,
                     edge=None):

@@ -94,7 +94,8 @@ class DistributedGraph:
         q = np.asarray(orig_ids, dtype=np.int64)
         lg = self.part
         local = lg.id_to_local(q) if lg.n else np.full(q.shape, -1, dtype=np.int64)
-        block_pos = np.where(local >= 0, local if lg.order is None else lg.order[np.maximum(local, 0)], -1)
+        at = local if lg.order is None or not lg.n else lg.order[np.maximum(local, 0)]  # (no vertex: all -1)
+        block_pos = np.where(local >= 0, at, -1)
         mine = np.where(local >= 0, lg.lo + block_pos, -1)
         return np.max(np.stack(self.comm.allgather(mine)), axis=0)
 

@@ -20,6 +20,8 @@ from typing import NamedTuple, cast
 from g2pl.contract import Spec
 from g2pl.runtime.adjacency import Adjacency, EdgeIndex, Entries, Pushed, union_csr
 from g2pl.runtime.backend import Array, Backend, RowBlocks
+from g2pl.runtime.edge_grid import GRID_OPS, EdgeGrid
+from g2pl.runtime.grid import GridComm
 from g2pl.runtime.stats import Stats, Tally
 from g2pl.runtime.transport import Transport
 
@@ -79,6 +81,8 @@ class Neighbourhood:
         # see _count_known
         self._sent_rows: _SentRows | None = None
         self._work_memo: _WorkMemo | None = None  # see _send_work
+        self._grids: dict[str, EdgeGrid] = {}  # a 2D run's edge blocks per direction (see _edge_grid)
+        self.head_ids = lg.ext_ids  # what a message head reads as its senders' IDs (the runtime's ext_ids)
 
     def end_superstep(self) -> None:
         self._work_memo = None
@@ -122,6 +126,14 @@ class Neighbourhood:
         self.tally.exchanged = True
         arrays = tuple(self.entries(a, n) for a in fields)
         sendm = None if send is None else self.entries(send, n).astype(bool, copy=False)
+        grid = self._edge_grid(spec, arrays, sendm, along, known, edge)
+        if grid is not None:
+            out, present = grid.combine(spec, arrays, partial(self._head_over, grid, head), sendm, n)
+            if spec.counted:
+                self.tally.messages += grid.entries_sent(present)
+                if sendm is not None:
+                    self.tally.sent_by(int(self.bk.item(self.xp.count_nonzero(sendm))))
+            return out
         ext, present = self.transport.exchange(spec, arrays, sendm)
         adj = self.adj(spec.dir)
         if spec.counted and along is not None:
@@ -140,6 +152,49 @@ class Neighbourhood:
         if spec.counted and along is None and kr is not None:  # after: the reduction's view counts them
             self._count_known(adj, present, kr, pushed)
         return out
+
+    def _head_over(self, grid: EdgeGrid, head, *table):
+        """`head` over a 2D reduction's expanded senders (their IDs where it reads `rt.ext_ids`)."""
+        self.head_ids = grid.table_ids
+        try:
+            return head(*table)
+        finally:
+            self.head_ids = self.lg.ext_ids
+
+    def grid_served(self, spec: Spec) -> bool:
+        """Whether `spec`'s combines run over edge blocks (edge_grid.py): a 2D run on the NumPy backend,
+        a message made at the sender that crosses ranks, one of GRID_OPS (a float sum also needs the
+        blocks' rows in sender order: see _edge_grid).  Every rank decides alike."""
+        comm = None if self.transport is None else self.transport.comm
+        if not isinstance(comm, GridComm) or comm.shape[0] == 1 or self.bk.name != "numpy":
+            return False
+        if spec.per_entry or spec.along or spec.known or spec.plus_edge >= 0 or spec.op not in GRID_OPS:
+            return False
+        if spec.op in ("min", "max") and spec.elem not in ("int", "float", "vid"):
+            return False
+        return bool(spec.fields or spec.presence)  # (else nothing crosses ranks: the 1D pull, no exchange)
+
+    def edge_grid(self, d: str) -> EdgeGrid:
+        """The edge blocks of the adjacency `d` (collective; built once per run, at loading when the
+        program's specs say so: Runtime.prepare)."""
+        d = d if self.lg.directed else "in"
+        grid = self._grids.get(d)
+        if grid is None:
+            adj = self.adj(d)
+            comm = cast(GridComm, self.transport.comm)
+            grid = self._grids[d] = EdgeGrid(self.bk, self.lg, adj._indptr, adj.nbr, comm, self.tally, self.stats)
+        return grid
+
+    def _edge_grid(self, spec: Spec, arrays: tuple, sendm, along, known, edge) -> EdgeGrid | None:
+        """The edge blocks this reduction runs over, or None for the routed exchange."""
+        if not self.grid_served(spec) or along is not None or known is not None or edge is not None:
+            return None
+        if not arrays and sendm is None:
+            return None
+        grid = self.edge_grid(spec.dir)
+        if spec.op == "sum" and spec.elem != "int" and not grid.ordered:
+            return None
+        return grid
 
     def _pull_plus_edge(self, spec: Spec, x, edge, adj: Adjacency, present):
         """A pull of `spec.op` over x[sender] + edge value (see Spec.plus_edge) in one pass per row where

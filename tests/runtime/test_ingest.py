@@ -178,6 +178,19 @@ def test_id_lookup_span_and_digest():
     assert len({d for _, _, d in got} | set(one)) == 1  # the content, whatever the ranks
 
 
+def test_id_lookup_on_ranks_without_vertices():
+    """More ranks than vertices, renumbered by degree: ranks owning none answer too (a `vid` argument
+    is checked this way on every rank)."""
+    graph = build_graph([7, 9], [9, 40], directed=False, name="t")
+    parts = partition(graph, 5, "degree")
+
+    def ask(c):
+        dg = ingest.DistributedGraph(c, parts[c.rank], graph.n, graph.m, False, False, "t", "degree")
+        return dg.id_to_index(np.array([40, 8, 7])).tolist()
+
+    assert run_ranks(5, ask) == [[2, -1, 0]] * 5
+
+
 def test_edge_ends_rebuilt_from_the_adjacency():
     """A part keeps its edge endpoints out until read; rebuilt, they are the partition's."""
     for directed in (False, True):
