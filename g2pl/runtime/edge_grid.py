@@ -32,6 +32,7 @@ blocks are built).  Everything else takes the routed exchange, with the same ans
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, cast
@@ -101,6 +102,24 @@ def _line_exchange(comm: LineComm, data: np.ndarray, counts: np.ndarray) -> tupl
     return got.view(data.dtype), got_counts
 
 
+def _sender_lists(nbr: np.ndarray, per_stage: np.ndarray, n_ext: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """For entries grouped by grid row (`per_stage` each, senders `nbr`, ext indices): each group's
+    distinct senders (ascending ext index) and each entry's position in its group's list (int32)."""
+    at = np.empty(len(nbr), dtype=np.int32 if n_ext < 2**31 else np.int64)
+    lists = []
+    mark = np.zeros(n_ext, dtype=bool)
+    lo = 0
+    for k in per_stage.tolist():
+        seg = nbr[lo:lo + k]
+        mark[:] = False
+        mark[seg] = True
+        lists.append(np.flatnonzero(mark))
+        pos = np.cumsum(mark, dtype=at.dtype)
+        at[lo:lo + k] = pos[seg] - 1
+        lo += k
+    return at, lists
+
+
 def _runs(*keys: np.ndarray) -> np.ndarray:
     """Where a run of equal consecutive key tuples starts."""
     k = len(keys[0])
@@ -116,7 +135,7 @@ class EdgeGrid:
     """One adjacency's edge block at this rank and the routes of its expand and fold (module
     docstring).  Built collectively: every rank of the grid builds its own at the same call."""
 
-    def __init__(self, bk: Backend, lg, indptr, nbr, grid: GridComm, tally: Tally, stats) -> None:
+    def __init__(self, bk: Backend, lg, indptr, nbr, grid: GridComm, tally: Tally, pulls_over: Callable) -> None:
         self.bk, self.xp, self.lg, self.grid = bk, bk.xp, lg, grid
         rows_, cols = grid.shape
         self.R, self.C = rows_, cols
@@ -139,11 +158,10 @@ class EdgeGrid:
         self.expand = Transport(bk, self.expand_route, self.row_comm, tally)
         self.fold = Transport(bk, self.fold_route, self.col_comm, tally)
         self.rounds = [Transport(bk, r, self.col_comm, tally) for r in self.round_routes] if self.ordered else []
-        # the pulls over the block: the 1D ones (views, early exit), over a part of the block's shape
-        from g2pl.runtime.neighbourhood import Neighbourhood  # (it imports this module)
-
-        shape = SimpleNamespace(n=self.nB, n_ext=self.ntab, ext_ids=self.table_ids, cache=GraphCache())
-        self.pulls = Neighbourhood(bk, shape, None, tally, stats)  # type: ignore[arg-type]
+        # the pulls over the block: the 1D ones (views, early exit; `pulls_over` makes a Neighbourhood, whose
+        # module imports this one), over a part of the block's shape
+        self.pulls = pulls_over(SimpleNamespace(n=self.nB, n_ext=self.ntab, ext_ids=self.table_ids,
+                                                cache=GraphCache()))
 
     # ------------------------------------------------------------ building
 
@@ -161,13 +179,19 @@ class EdgeGrid:
         self.ordered = all(self.grid.allgather(not bool(bad.any())))
         del bad
 
-        # 1. every entry to the rank of its sender's grid row in my grid column, row by row
+        # 1. every entry to the rank of its sender's grid row in my grid column, row by row: its row, and
+        # its sender as a position in the list of distinct senders (by ID) that rank gets from here
         order = np.argsort(stage_e, kind="stable")
         per_stage = np.bincount(stage_e, minlength=R).astype(np.int64)
         rw = row_e[order]
+        at, lists = _sender_lists(nbr[order], per_stage, len(ext_ids))
         v_loc, got_counts = _line_exchange(self.col_comm, rw, per_stage)
-        u_id, _ = _line_exchange(self.col_comm, ext_ids[nbr[order]], per_stage)
-        src = np.repeat(np.arange(R, dtype=np.int64), got_counts)
+        u_at, _ = _line_exchange(self.col_comm, at, per_stage)
+        del at
+        u_list, list_counts = _line_exchange(self.col_comm, ext_ids[np.concatenate(lists)],
+                                             np.array([len(x) for x in lists], dtype=np.int64))
+        u_at += np.repeat(np.cumsum(list_counts) - list_counts, got_counts).astype(u_at.dtype)  # into u_list
+        src = np.repeat(np.arange(R, dtype=np.int16), got_counts)
 
         # the (grid row, owned row) pairs with entries, by grid row: what comes back in the fold
         st = stage_e[order]
@@ -196,11 +220,10 @@ class EdgeGrid:
         # 2. the block: rows = runs of (source place, its row), entries in the order they came
         bstart = _runs(src, v_loc)
         self.nB = nB = len(bstart)
-        b_indptr = np.append(bstart, len(u_id)).astype(np.int64)
-        b_src = src[bstart]
+        b_indptr = np.append(bstart, len(u_at)).astype(np.int64)
+        b_src = src[bstart].astype(np.int64)
         del src
-        uniq, inv = np.unique(u_id, return_inverse=True)
-        del u_id
+        uniq, inv = np.unique(u_list, return_inverse=True)  # (distinct senders per source: few)
         first_ids = np.asarray(lg.first_ids, dtype=np.int64)
         u_owner = np.searchsorted(first_ids, uniq, side="right") - 1
         mine = u_owner == lg.rank
@@ -212,8 +235,8 @@ class EdgeGrid:
         req_counts = np.bincount(u_owner[~mine] % C, minlength=C).astype(np.int64)
         self.ntab = n + int(req_counts.sum())
         self.table_ids = np.concatenate([ext_ids[:n], uniq[~mine]])
-        b_cols = col_of[inv].astype(np.int32 if self.ntab < 2**31 else np.int64)
-        del inv, col_of
+        b_cols = col_of[inv].astype(np.int32 if self.ntab < 2**31 else np.int64)[u_at]
+        del inv, col_of, u_at
 
         # the expand: each grid row peer sends the senders asked for (by original ID)
         asked, asked_counts = _line_exchange(self.row_comm, uniq[~mine], req_counts)

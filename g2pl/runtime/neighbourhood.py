@@ -72,7 +72,8 @@ class Neighbourhood:
     #: they hold at most this fraction of the entries (making the view reads them once more)
     RECV_ROWS_BELOW = 1 / 4
 
-    def __init__(self, bk: Backend, lg, transport: Transport, tally: Tally, stats: Stats) -> None:
+    def __init__(self, bk: Backend, lg, transport: Transport | None, tally: Tally, stats: Stats) -> None:
+        """`transport`: None for the pulls over a 2D run's edge block (edge_grid.py), which never exchange."""
         self.bk, self.xp, self.lg = bk, bk.xp, lg
         self.n = lg.n
         self.transport, self.tally, self.stats = transport, tally, stats
@@ -134,6 +135,7 @@ class Neighbourhood:
                 if sendm is not None:
                     self.tally.sent_by(int(self.bk.item(self.xp.count_nonzero(sendm))))
             return out
+        assert self.transport is not None
         ext, present = self.transport.exchange(spec, arrays, sendm)
         adj = self.adj(spec.dir)
         if spec.counted and along is not None:
@@ -181,8 +183,10 @@ class Neighbourhood:
         grid = self._grids.get(d)
         if grid is None:
             adj = self.adj(d)
-            comm = cast(GridComm, self.transport.comm)
-            grid = self._grids[d] = EdgeGrid(self.bk, self.lg, adj._indptr, adj.nbr, comm, self.tally, self.stats)
+            comm = cast(GridComm, cast(Transport, self.transport).comm)
+            grid = self._grids[d] = EdgeGrid(self.bk, self.lg, adj._indptr, adj.nbr, comm, self.tally,
+                                             partial(Neighbourhood, self.bk, transport=None, tally=self.tally,
+                                                     stats=self.stats))
         return grid
 
     def _edge_grid(self, spec: Spec, arrays: tuple, sendm, along, known, edge) -> EdgeGrid | None:
