@@ -5,6 +5,9 @@ answers and messages as 1D to the bit, float sums included, fewer bytes than 1D 
 from __future__ import annotations
 
 import json
+import random
+import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +16,10 @@ from program_args import program_args
 from thread_comm import PartialsComm, ThreadComm, run_ranks
 
 import g2pl
+from g2pl.errors import G2PLError
 from g2pl.graph.generators import generate
 from g2pl.graph.graph import build_graph
-from g2pl.runtime import neighbourhood
+from g2pl.runtime import edge_grid, neighbourhood
 from g2pl.runtime.grid import grid_shape
 from g2pl.runtime.ingest import DistributedGraph
 from g2pl.runtime.partition import partition
@@ -166,3 +170,40 @@ def test_fewer_bytes_than_1d_at_16_ranks(name):
     assert two_d.stats["bytes"] < one_d.stats["bytes"] < routed.stats["bytes"]
     assert max(r["peers"] for r in two_d.stats["per_rank"]) <= 6
     assert max(r["peers"] for r in one_d.stats["per_rank"]) == 15
+
+
+#: tests/fuzzgen.py seeds whose programs have neighbourhood aggregations the blocks serve (found by
+#: running seeds 0-900 on a 2 x 2 grid): or, and, count, float and int sums, min, max among them
+FUZZ_SEEDS = (83, 87, 120, 156, 382, 453, 488, 568, 645, 793)
+
+
+def test_generated_programs_equal_1d():
+    """Random well-typed programs (tests/fuzzgen.py) on a 2 x 2 grid, on a graph with hubs: 2D's
+    answers and messages are 1D's, and the blocks served every kind of combine they take (the
+    generator changed if not: choose the seeds again)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import fuzzgen
+
+    served: Counter = Counter()
+    keep = edge_grid.EdgeGrid.combine
+
+    def counting(self, spec, *a):
+        served[spec.op] += 1
+        return keep(self, spec, *a)
+
+    edge_grid.EdgeGrid.combine = counting  # type: ignore[method-assign]
+    try:
+        for seed in FUZZ_SEEDS:
+            gen = fuzzgen.generate(seed)
+            tg = fuzzgen.random_graphs(seed, medium=True)[-1]
+            args = gen.args_for(tg.graph, random.Random(seed))
+            for opt in (2, 0):
+                prog = g2pl.compile(gen.source, opt=opt)
+                try:
+                    one_d = _run(prog, tg.graph, 4, args, "1d")
+                except G2PLError:  # a program that stops with an error (the same on every layout)
+                    continue
+                _same(one_d, _run(prog, tg.graph, 4, args, "2d"))
+    finally:
+        edge_grid.EdgeGrid.combine = keep  # type: ignore[method-assign]
+    assert set(served) == {"sum", "min", "max", "or", "and", "count"}, served
