@@ -16,13 +16,16 @@ columns).  A reduction then
 
 Exact combines (or, and, count, integer sums, min, max) fold in one exchange and combine in any
 order; a block row sends only when it holds something (an `or` that found a sender, a nonzero
-count, a min over at least one sender).  A float sum must add a receiver's messages in sender-ID
+count, a min over at least one sender).  A count of a bare presence (`sum [ 1 | u <- nvals v, u in S
+]`) stays with the routed 1D exchange: one bit per mirror there, an 8-byte partial per block row here.  A float sum must add a receiver's messages in sender-ID
 order to keep the 1D bits, and it can: 1D blocks are ID ranges in rank order, so grid row i's
 senders all come before grid row i + 1's.  Its fold is a pipeline down the column, R exchanges:
 the rank of grid row k continues each running sum where the earlier grid rows left it (a leading
 entry of the block row reads the value that arrived, so the pass is the same in-order pull, from
 +0) and hands it to the next grid row with entries for that receiver, or to its owner.  Each value
-still travels once.
+still travels once; where only some senders send (a send condition), a running sum still at +0
+does not travel at all: the receiving slot holds +0 already (a sum from +0 is never -0), so a sparse
+frontier sends little.
 
 Which reductions take this path: Neighbourhood.combine's pulls whose message is made at the sender
 (not per entry, no edge mask, no receivers pass), with or, and, count, sum, min or max, on the NumPy
@@ -368,15 +371,18 @@ class EdgeGrid:
     def _ordered_sum(self, v, mask, n: int):
         """The float sum's pipeline (module docstring): R rounds down the grid column."""
         xp = self.xp
-        if mask is not None:
+        sparse = mask is not None  # (the same on every rank: the same code made it)
+        if sparse:
             v = self.bk.select(self.pulls.entries(mask, self.ntab).astype(bool, copy=False), v, v.dtype.type(0))
         slots = xp.zeros(self.n_slots, dtype=xp.float64)
         out = xp.zeros(n, dtype=xp.float64)
         nothing = xp.zeros(0, dtype=xp.float64)
         for k, (transport, (go_at, go_slot, fin_at, fin_row)) in enumerate(zip(self.rounds, self.round_targets)):
             acc = self.lead.matrix("f") @ xp.concatenate([slots, v]) if k == self.me_row else nothing
-            (ext,), _ = transport.exchange(_FOLD, (acc,), None)
-            got = ext[len(acc):]
+            # with only some senders sending, a running sum still +0 is not sent: the next rank's slot, the
+            # owner's result, hold +0 (a sum from +0 is never -0, so this is exactly what would arrive)
+            (ext,), _ = transport.exchange(_FOLD, (acc,), (acc != 0) if sparse else None)
+            got = ext[len(acc):]  # (+0 where nothing was sent)
             slots[go_slot] = got[go_at]
             out[fin_row] = got[fin_at]
         return out

@@ -174,7 +174,10 @@ class Neighbourhood:
             return False
         if spec.op in ("min", "max") and spec.elem not in ("int", "float", "vid"):
             return False
-        return bool(spec.fields or spec.presence)  # (else nothing crosses ranks: the 1D pull, no exchange)
+        if not spec.fields:
+            # a bare presence crosses 1D as one bit per mirror; a count over it would fold 8-byte partials
+            return spec.presence and spec.op in ("or", "and")
+        return True
 
     def edge_grid(self, d: str) -> EdgeGrid:
         """The edge blocks of the adjacency `d` (collective; built once per run, at loading when the
