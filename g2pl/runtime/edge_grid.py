@@ -16,10 +16,10 @@ columns).  A reduction then
 
 Exact combines (or, and, count, integer sums, min, max) fold in one exchange and combine in any
 order; a block row sends only when it holds something (an `or` that found a sender, a nonzero
-count, a min over at least one sender).  A count of a bare presence (`sum [ 1 | u <- nvals v, u in S
-]`) stays with the routed 1D exchange: one bit per mirror there, an 8-byte partial per block row here.  A float sum must add a receiver's messages in sender-ID
-order to keep the 1D bits, and it can: 1D blocks are ID ranges in rank order, so grid row i's
-senders all come before grid row i + 1's.  Its fold is a pipeline down the column, R exchanges:
+count, a min over at least one sender).  A count of a bare presence (`sum [ 1 | u <- nvals v,
+u in S ]`) stays with the routed 1D exchange: one bit per mirror there, an 8-byte partial per block
+row here.  A float sum must add a receiver's messages in sender-ID order to keep the 1D bits, and it
+can: 1D blocks are ID ranges in rank order, so grid row i's senders all come before grid row i + 1's.  Its fold is a pipeline down the column, R exchanges:
 the rank of grid row k continues each running sum where the earlier grid rows left it (a leading
 entry of the block row reads the value that arrived, so the pass is the same in-order pull, from
 +0) and hands it to the next grid row with entries for that receiver, or to its owner.  Each value
