@@ -53,7 +53,10 @@ class Adjacency:
     def sender_counts(self):
         """Adjacency entries per (ext) sender: the records it sends in one exchange."""
         if self._sender_counts is None:
-            self._sender_counts = self.bk.xp.diff(self.transpose()[0])
+            if self._reverse is None:  # not transposed (yet): a count of the entries, not a transpose's copy
+                self._sender_counts = self.bk.bincount(self.nbr, minlength=self._n_ext)
+            else:
+                self._sender_counts = self.bk.xp.diff(self.transpose()[0])
         return self._sender_counts
 
     def transpose(self, eids: bool = False) -> tuple:

@@ -79,25 +79,21 @@ class Route:
 
 class LineComm:
     """A row or column of a GridComm as a communicator of its own (rank: the place on the line); its
-    traffic counts in the grid's bytes and partners unless `counting` is off (building the blocks)."""
+    traffic counts in the grid's bytes and partners."""
 
     def __init__(self, grid: GridComm, line: Any) -> None:
         self.grid, self.line = grid, line
         self.rank, self.size = line.me, len(line.members)
-        self.counting = True
 
     def alltoallv(self, send, send_counts, recv_counts) -> tuple[np.ndarray, np.ndarray]:
         counts = np.asarray(send_counts, dtype=np.int64)
         recv = np.asarray(recv_counts, dtype=np.int64)
-        send = np.ascontiguousarray(send)
-        if self.counting:
-            return self.grid._hop(self.line, send, counts, recv), recv
-        return self.line.alltoallv(send, counts, recv), recv
+        return self.grid._hop(self.line, np.ascontiguousarray(send), counts, recv), recv
 
 
 def _line_exchange(comm: LineComm, data: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Building the blocks: `data` (`counts` to each place) along the line, uncounted; returns (what
-    arrived, in place order; how much from each place)."""
+    """Building the blocks: `data` (`counts` to each place) along the line; returns (what arrived, in
+    place order; how much from each place)."""
     got_counts, _ = comm.alltoallv(counts.astype(np.int64), np.ones(comm.size, np.int64),
                                    np.ones(comm.size, np.int64))
     got_counts = got_counts.view(np.int64)
@@ -151,13 +147,11 @@ class EdgeGrid:
         self.n_slots = 0
         self.round_routes: list[Route] = []
         self.round_targets: list[tuple] = []
-        saved = (grid.bytes_sent, grid.bytes_received, set(grid.partners))
-        self.row_comm.counting = self.col_comm.counting = False
+        saved = (grid.bytes_sent, grid.bytes_received, set(grid.partners))  # (building is loading, not the program)
         try:
             self._build(np.asarray(bk.to_host(indptr), dtype=np.int64), np.asarray(bk.to_host(nbr)))
         finally:
-            self.row_comm.counting = self.col_comm.counting = True
-            grid.bytes_sent, grid.bytes_received, grid.partners = saved[0], saved[1], saved[2]
+            grid.bytes_sent, grid.bytes_received, grid.partners = saved
         self.expand = Transport(bk, self.expand_route, self.row_comm, tally)
         self.fold = Transport(bk, self.fold_route, self.col_comm, tally)
         self.rounds = [Transport(bk, r, self.col_comm, tally) for r in self.round_routes] if self.ordered else []
@@ -261,8 +255,6 @@ class EdgeGrid:
             indptr, cols = self._csr
             up = self.bk.from_host
             self._block = Adjacency(self.bk, up(indptr), up(cols), None, up(self.table_ids))
-            # entries per sender (counting messages) without the transposed block
-            self._block._sender_counts = self.xp.bincount(up(cols), minlength=self.ntab)
         return self._block
 
     @property
@@ -339,8 +331,9 @@ class EdgeGrid:
             assert self.ordered, "a float sum over blocks out of sender order"  # (Neighbourhood checks)
             return self._ordered_sum(v, mask, n).astype(bk.dtype(elem), copy=False), present
         msk = None if mask is None else self.pulls.entries(mask, self.ntab).astype(bool, copy=False)
+        val = v if bk.is_array(value) else value  # (a constant stays one: the pulls count it)
         if op in ("or", "and"):
-            part = self.pulls._pull(op, value if not bk.is_array(value) else v, msk, self.block, elem, None)
+            part = self.pulls._pull(op, val, msk, self.block, elem, None)
             send = part if op == "or" else ~part
             _, got = self.fold.exchange(_FOLD, (), send)
             at = self.bk.nonzero(cast(Any, got)[len(send):])
@@ -348,7 +341,7 @@ class EdgeGrid:
             out[self.fold_rows[at]] = True
             return (out if op == "or" else ~out), present
         if op in ("count", "sum"):
-            part = self.pulls._pull(op, value if not bk.is_array(value) else v, msk, self.block, elem, None)
+            part = self.pulls._pull(op, val, msk, self.block, elem, None)
             part = part.astype(xp.int64, copy=False)
             rows, vals = self._fold(part, part != 0)
             out = bk.scatter_reduce("sum", rows, vals, None, n, "int")

@@ -127,7 +127,7 @@ class Neighbourhood:
         self.tally.exchanged = True
         arrays = tuple(self.entries(a, n) for a in fields)
         sendm = None if send is None else self.entries(send, n).astype(bool, copy=False)
-        grid = self._edge_grid(spec, arrays, sendm, along, known, edge)
+        grid = self._edge_grid(spec)
         if grid is not None:
             out, present = grid.combine(spec, arrays, partial(self._head_over, grid, head), sendm, n)
             if spec.counted:
@@ -187,16 +187,15 @@ class Neighbourhood:
         if grid is None:
             adj = self.adj(d)
             comm = cast(GridComm, cast(Transport, self.transport).comm)
-            grid = self._grids[d] = EdgeGrid(self.bk, self.lg, adj._indptr, adj.nbr, comm, self.tally,
+            grid = self._grids[d] = EdgeGrid(self.bk, self.lg, adj.seg.indptr, adj.nbr, comm, self.tally,
                                              partial(Neighbourhood, self.bk, transport=None, tally=self.tally,
                                                      stats=self.stats))
         return grid
 
-    def _edge_grid(self, spec: Spec, arrays: tuple, sendm, along, known, edge) -> EdgeGrid | None:
-        """The edge blocks this reduction runs over, or None for the routed exchange."""
-        if not self.grid_served(spec) or along is not None or known is not None or edge is not None:
-            return None
-        if not arrays and sendm is None:
+    def _edge_grid(self, spec: Spec) -> EdgeGrid | None:
+        """The edge blocks this reduction runs over, or None for the routed exchange (the spec's flags
+        say which arguments the generated code passes: fields, send, along, known, edge)."""
+        if not self.grid_served(spec):
             return None
         grid = self.edge_grid(spec.dir)
         if spec.op == "sum" and spec.elem != "int" and not grid.ordered:

@@ -50,6 +50,8 @@ SOFT_FUNCS = {"float32": 1}
 #: integer functions (total on int64, see docs/language.md): soft names, so a variable or function
 #: of the same name still works (a user function wins at a call)
 INT_FUNCS = {"idiv": 2, "imod": 2, "bitand": 2, "bitor": 2, "bitxor": 2, "bitnot": 1, "shl": 2, "shr": 2}
+#: every built-in function's argument count
+FUNC_ARITY = {**BUILTIN_FUNCS, **INT_FUNCS, **SOFT_FUNCS}
 WEIGHT_VAR = "@Weight"
 #: `directed`: a built-in scalar bool (true when the graph keeps edge direction); a soft name, so a
 #: variable, parameter or generator variable of that name still works (and hides it)
@@ -797,8 +799,8 @@ class Lowerer:
                 self.call_stack = self.call_stack[:-1]
                 for a in added:
                     del self.arg_stacks[id(a)]
-        if f in BUILTIN_FUNCS or f in INT_FUNCS or f in SOFT_FUNCS:
-            n = {**BUILTIN_FUNCS, **INT_FUNCS, **SOFT_FUNCS}[f]
+        if f in FUNC_ARITY:
+            n = FUNC_ARITY[f]
             if len(e.args) != n:
                 got = len(e.args)
                 raise self.err(f"`{f}` takes {n} argument{'s' if n != 1 else ''}, but {got} "
@@ -808,8 +810,7 @@ class Lowerer:
             raise self.err(f"`{f}` is an aggregation; write `{f} [ head | generator, filters ]`", e.name_span, *call_notes(e))
         if f in self.mod.procedures:
             raise self.err(f"`{f}` is a procedure; procedures cannot be called from expressions", e.name_span)
-        close = difflib.get_close_matches(f, [*self.mod.functions, *BUILTIN_FUNCS, *INT_FUNCS, *SOFT_FUNCS], n=1,
-                                        cutoff=0.6)
+        close = difflib.get_close_matches(f, [*self.mod.functions, *FUNC_ARITY], n=1, cutoff=0.6)
         hint = f"; did you mean `{close[0]}`?" if close else ""
         raise self.err(f"undefined function `{f}`{hint}", e.name_span, *call_notes(e))
 
