@@ -59,7 +59,7 @@ CHUNK = 1 << 22
 def _gather(table, idx, lo, hi, out):  # pragma: no cover (compiled)
     """out[:hi - lo] = table[idx[lo:hi]]: twice np.take's speed on int32 indices (which it widens)."""
     for k in range(lo, hi):
-        out[k - lo] = table[np.uint64(idx[k])]
+        out[np.uint64(k - lo)] = table[np.uint64(idx[np.uint64(k)])]
 
 
 def _count(indptr, rows, ranked, bits, entries, pairs):  # pragma: no cover (compiled)
@@ -121,21 +121,21 @@ def _sums(starts, prow, pptr, bcols, x, out):  # pragma: no cover (compiled)
             s1, s2 = out[r1], out[r2]
             k1, e1, k2, e2 = pptr[i], pptr[i + 1], pptr[j], pptr[j + 1]
             while k1 < e1 and k2 < e2:
-                s1 += x[np.uint64(bcols[k1])]
-                s2 += x[np.uint64(bcols[k2])]
+                s1 += x[np.uint64(bcols[np.uint64(k1)])]
+                s2 += x[np.uint64(bcols[np.uint64(k2)])]
                 k1 += 1
                 k2 += 1
             for k in range(k1, e1):
-                s1 += x[np.uint64(bcols[k])]
+                s1 += x[np.uint64(bcols[np.uint64(k)])]
             for k in range(k2, e2):
-                s2 += x[np.uint64(bcols[k])]
+                s2 += x[np.uint64(bcols[np.uint64(k)])]
             out[r1] = s1
             out[r2] = s2
         for i in range(lo + 2 * (mid - lo), hi):  # (an odd count: the last pair)
             r = prow[i]
             s = out[r]
             for k in range(pptr[i], pptr[i + 1]):
-                s += x[np.uint64(bcols[k])]
+                s += x[np.uint64(bcols[np.uint64(k)])]
             out[r] = s
 
 
@@ -148,11 +148,11 @@ def _extremes(starts, prow, pptr, bcols, x, out, seen, most):  # pragma: no cove
         if seen[r]:
             s = out[r]
         else:
-            s = x[np.uint64(bcols[k0])]
+            s = x[np.uint64(bcols[np.uint64(k0)])]
             k0 += 1
             seen[r] = True
         for k in range(k0, pptr[i + 1]):
-            v = x[np.uint64(bcols[k])]
+            v = x[np.uint64(bcols[np.uint64(k)])]
             if (v > s if most else v < s) or v != v:
                 s = v
         out[r] = s

@@ -195,28 +195,28 @@ def _oriented(indptr, cols, out):  # pragma: no cover (compiled)
     bc = np.empty(cap, dtype=np.int64)
     t = 0
     n = len(indptr) - 1
-    for a in range(n):
+    for a in range(n):  # (unsigned indices below: no test for a negative one in the loops)
         end = indptr[a + 1]
         for j in range(indptr[a], end):  # edge ab; its third vertices c: in row a after b and in row b
-            b = cols[j]
+            b = np.uint64(cols[np.uint64(j)])
             i = j + 1
             if i == end:
                 break
-            ci = cols[i]
-            for k in range(indptr[b], indptr[b + 1]):  # each c of row b, row a's pointer moved up to it
-                ck = cols[k]
+            ci = cols[np.uint64(i)]
+            for k in range(indptr[b], indptr[b + np.uint64(1)]):  # each c of row b, row a's pointer moved up to it
+                ck = cols[np.uint64(k)]
                 while ci < ck:
                     i += 1
                     if i == end:
                         break
-                    ci = cols[i]
+                    ci = cols[np.uint64(i)]
                 if i == end:
                     break
                 if ci == ck:  # triangle a < b < c: its edges ab (j), ac (i) and bc (k)
                     if count:
-                        out[j] += 1
-                        out[i] += 1
-                        out[k] += 1
+                        out[np.uint64(j)] += 1
+                        out[np.uint64(i)] += 1
+                        out[np.uint64(k)] += 1
                     else:
                         if t == cap:  # grow by doubling: one pass, no count pass before it
                             cap *= 2
@@ -283,7 +283,8 @@ def _take_rows(old_ptr, new_ptr, order, arr, table, mapped, out, cuts):  # pragm
         for k in range(cuts[c], cuts[c + 1]):
             a, b = old_ptr[order[k]], new_ptr[k]
             for j in range(new_ptr[k + 1] - b):  # (`mapped` is loop-invariant: LLVM takes its test out)
-                out[b + j] = table[arr[a + j]] if mapped else arr[a + j]
+                u = np.uint64(a + j)
+                out[np.uint64(b + j)] = table[np.uint64(arr[u])] if mapped else arr[u]
 
 
 def take_rows(old_ptr: np.ndarray, new_ptr: np.ndarray, order: np.ndarray, arr: np.ndarray,

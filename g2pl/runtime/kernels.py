@@ -354,7 +354,7 @@ def _row_sums(indptr, cols, x, zero, out, cuts):  # pragma: no cover (compiled)
         for r in range(cuts[b], cuts[b + 1]):
             s = zero
             for k in range(indptr[r], indptr[r + 1]):
-                s += x[np.uint64(cols[k])]  # (unsigned: no test for a negative index)
+                s += x[np.uint64(cols[np.uint64(k)])]  # (unsigned indices: no test for a negative one)
             out[r] = s
 
 
@@ -368,9 +368,9 @@ def _row_extreme(indptr, cols, x, fill, out, most, cuts):  # pragma: no cover (c
             if lo == hi:
                 out[r] = fill
                 continue
-            s = x[np.uint64(cols[lo])]
+            s = x[np.uint64(cols[np.uint64(lo)])]
             for k in range(lo + 1, hi):
-                v = x[np.uint64(cols[k])]
+                v = x[np.uint64(cols[np.uint64(k)])]
                 if (v > s if most else v < s) or v != v:
                     s = v
             out[r] = s
@@ -387,14 +387,14 @@ def _row_extreme_selects(indptr, cols, x, fill, out, most, cuts):  # pragma: no 
             if lo == hi:
                 out[r] = fill
                 continue
-            s = x[np.uint64(cols[lo])]
+            s = x[np.uint64(cols[np.uint64(lo)])]
             if most:
                 for k in range(lo + 1, hi):
-                    v = x[np.uint64(cols[k])]
+                    v = x[np.uint64(cols[np.uint64(k)])]
                     s = v if (v > s) | (v != v) else s
             else:
                 for k in range(lo + 1, hi):
-                    v = x[np.uint64(cols[k])]
+                    v = x[np.uint64(cols[np.uint64(k)])]
                     s = v if (v < s) | (v != v) else s
             out[r] = s
 
@@ -444,10 +444,11 @@ def _row_plus_edge(indptr, cols, x, sent, w, eid, ident, empty, most, all_sent, 
             s = ident
             hit = False
             for k in range(indptr[r], indptr[r + 1]):
-                c = np.uint64(cols[k])
+                u = np.uint64(k)
+                c = np.uint64(cols[u])
                 if not all_sent and not sent[c]:
                     continue
-                v = x[c] + (w[np.uint64(eid[k])] if by_eid else w[k])
+                v = x[c] + (w[np.uint64(eid[u])] if by_eid else w[u])
                 hit = True
                 if (v > s if most else v < s) or v != v:
                     s = v
@@ -516,7 +517,7 @@ def _any_rows(indptr, nbr, x, rows, budget, res, spent, cuts):  # pragma: no cov
             r = rows[q]
             for k in range(indptr[r], indptr[r + 1]):
                 reads += 1
-                if x[np.uint64(nbr[k])]:
+                if x[np.uint64(nbr[np.uint64(k)])]:
                     res[r] = True
                     break
             if reads > budget:  # the whole pull reads more than the budget: the caller pushes
