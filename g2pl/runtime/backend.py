@@ -242,6 +242,12 @@ class Backend(Ops, KernelOps, Protocol):
         kernel; None where the backend has none (the caller evaluates the head, the same answer)."""
         ...
 
+    def pull_modes(self, indptr: Array, nbr: Array, x: Array, sent: Array | None, elem: str) -> Array | None:
+        """Per CSR row the `mode` of x[nbr[k]] over its entries k whose sender is `sent` (every entry where
+        None), ties to the smaller value, the language's default where none, by a compiled kernel; None
+        where the backend has none (the caller gathers the values and reduces them, the same answer)."""
+        ...
+
     def scatter_argmin(self, lp: Array, v: Array, ix: Array, t1: Array, t2: Array, n: int) -> tuple | None:
         """Per row r < n, of the entries (j, i) with lp[j, i] == r, the i with the least (v[i], t1[ix[i]],
         t2[ix[i]], i): (the rows that have entries, ascending; their winners' i), by a compiled kernel;

@@ -4,8 +4,9 @@ A pull reads x[col] for every entry, at random over all senders.  When x is larg
 cache (8 MiB of float64 for a million senders), most reads miss it: kron:20's PageRank spends 90% of
 its time there.  Grouping the entries by blocks of 2**BLOCK_BITS columns, and reducing block by block,
 keeps one block of x (2 MiB) near the core while it is read.  On a 2-core AMD EPYC VM, one thread, the
-kron:20 sum's median went from 133 ms to 83 ms (0.62x; blocks built in 0.37 s; bench/column_blocks.py),
-and the blocked pass is the less disturbed by other work on the machine.
+kron:20 sum's median went from 133 ms to 83 ms (0.62x; blocks built in 0.37 s; bench/column_blocks.py);
+on a host of the same VM type with a faster memory system, and the row kernel's reads unsigned (no
+test for a negative index per entry), the row kernel takes 25.6 ms and the blocks 32.1 ms (1.25x).
 
 Each row is still reduced in its own order, so the results have the same bits as the row-at-a-time
 pass: a row's entries are in its senders' original-ID order (partition.py keeps the global
@@ -17,8 +18,7 @@ part built otherwise), `reduce` declines and the caller's pass serves.
 Building the blocks costs about five reductions' time, so it happens on the sixth large reduction
 over the same adjacency (BUILD_AFTER), and the blocks live as long as the adjacency (the partition
 cache keeps it between runs) if they pay: whether the cache holds x well enough without them depends
-on the machine (on the same VM type on another day the kron:20 sum took 1.06x the row kernel's time
-with blocks), so the first TRIALS reductions by blocks are timed against the best of the row
+on the machine (above), so the first TRIALS reductions by blocks are timed against the best of the row
 kernel's on the same adjacency, and blocks no faster are dropped for good (the same bits either
 way).  The blocks copy the column indices (4 bytes per entry) plus 12 bytes per (row, block) pair;
 they are not built where that could take more than half the memory left.
@@ -43,11 +43,12 @@ BLOCK_BITS = 18
 #: int32 labels: 0.28-0.37 s a run either way, where PageRank's 8 MiB of float64 gains a quarter)
 TABLE_BYTES = 4 << 20
 
-#: reductions the row-at-a-time pass serves before the blocks are built: building costs about five of
-#: them (kron:20: 0.4 s), so blocks are built once the passes without them have cost about as much (the
-#: ski-rental rule: a run never pays more than twice what it would with the best choice made in
-#: advance); a short run does not build blocks it would hardly use, a long one (or the next run
-#: on a cached graph part) uses them
+#: reductions the row-at-a-time pass serves before the blocks are built: building costs about five to
+#: seven of them (kron:20: 0.4 s against 83 ms blocked on one host, 0.18 s against 26 ms by rows on
+#: another), so blocks are built once the passes without them have cost about as much (the ski-rental
+#: rule: a run never pays much more than twice what it would with the best choice made in advance); a
+#: short run does not build blocks it would hardly use, a long one (or the next run on a cached graph
+#: part) uses them
 BUILD_AFTER = 5
 
 #: reductions by blocks timed, after the build, against the row kernel's best time before it

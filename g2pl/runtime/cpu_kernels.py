@@ -250,16 +250,18 @@ def oriented_triangles(indptr: np.ndarray, cols: np.ndarray, count_only: bool) -
 
 def _scatter_argmin(lp, v, ix, t1, t2, n):  # pragma: no cover (compiled)
     win = np.full(n, -1, dtype=np.int64)
-    for j in range(lp.shape[0]):
+    for j in range(lp.shape[0]):  # (unsigned indices: no test for a negative one)
         for i in range(lp.shape[1]):
-            r = lp[j, i]
+            u = np.uint64(i)
+            r = lp[np.uint64(j), u]
             if r < 0:
                 continue
+            r = np.uint64(r)
             w = win[r]
-            if w < 0 or v[i] < v[w]:
+            if w < 0 or v[u] < v[np.uint64(w)]:
                 win[r] = i
-            elif v[i] == v[w] and w != i:  # equal values: the least (t1, t2), read only here
-                a, b = ix[i], ix[w]
+            elif v[u] == v[np.uint64(w)] and w != i:  # equal values: the least (t1, t2), read only here
+                a, b = np.uint64(ix[u]), np.uint64(ix[np.uint64(w)])
                 if t1[a] < t1[b] or (t1[a] == t1[b] and (t2[a] < t2[b] or (t2[a] == t2[b] and i < w))):
                     win[r] = i
     return win

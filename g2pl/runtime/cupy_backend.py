@@ -191,6 +191,10 @@ class CuPyBackend(intops.IntOpsMixin):
     def plus_edge_reduce(op: str, indptr, nbr, x, sent, w, eid, elem: str):
         return None  # the head over entry arrays on the device (neighbourhood.Neighbourhood._reduce)
 
+    @staticmethod
+    def pull_modes(indptr, nbr, x, sent, elem: str):
+        return None  # the device sorts (row, value) pairs (array_kernels.group_mode)
+
     def csr_matrix(self, indptr, cols, n_cols: int, kind: str, blocks=None):
         return CK.DeviceCSR(self, self.sparse, indptr, cols, n_cols)
 

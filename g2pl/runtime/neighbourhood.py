@@ -459,6 +459,10 @@ class Neighbourhood:
             packed = self._packed_arg(op, v, msk, adj)
             if packed is not None:
                 return packed
+        if op == "mode":  # counted per row through the senders, where the backend has the kernel
+            got = bk.pull_modes(adj.seg.indptr, adj.nbr, v, msk, elem)
+            if got is not None:
+                return got
         ids = adj.nbr_ids if op in ("argmin", "argmax") else None
         return bk.seg_reduce(adj.seg, op, bk.gather(v, adj.nbr), None if msk is None else bk.gather(msk, adj.nbr),
                              elem, ids)

@@ -188,6 +188,7 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
     scatter_reduce = staticmethod(K.scatter_reduce)
     any_pull = staticmethod(K.any_pull)
     plus_edge_reduce = staticmethod(K.plus_edge_reduce)
+    pull_modes = staticmethod(K.pull_modes)
     identity = staticmethod(K.identity)
     empty_value = staticmethod(K.empty_value)
 

@@ -316,12 +316,16 @@ CASES: dict[str, Callable[[Any, Callable], Any]] = {
                                      a([0.5, 1.0, 2.0, 3.0, 4.0, 5.0]), eid, "float"), want)
         for op, eid, want in (("min", None, [[8.5, math.inf, 3.0, math.inf]]),
                               ("max", a([5, 4, 3, 2, 1, 0]), [[13.0, -math.inf, 6.0, -math.inf]]))],
+    "pull_modes": lambda bk, a: [_none_or(bk.pull_modes(a(INDPTR), a(IDX), a([7, 5, 7, 9]), sent, "vid"), want)
+                                 for sent, want in ((None, [[5, -1, 7, 5]]),
+                                                    (a([True, True, True, False]), [[5, -1, 7, 5]]),
+                                                    (a([False, True, False, False]), [[5, -1, -1, 5]]))],
     "gather": lambda bk, a: bk.gather(a([10.0, 20.0, 30.0, 40.0]), a(IDX)),
     "take_into": lambda bk, a: _into(bk, a),
     "seg_reduce": lambda bk, a: [bk.seg_reduce(bk.segments(a(INDPTR)), op, a([3, 1, 4, 1, 5, 9]),
                                                a([True, True, False, True, True, True]), "int",
                                                a([30, 10, 0, 20, 20, 10]))
-                                 for op in ("min", "max", "sum", "count", "avg", "argmin", "argmax")],
+                                 for op in ("min", "max", "sum", "count", "avg", "argmin", "argmax", "mode")],
     "scatter_reduce": lambda bk, a: [bk.scatter_reduce(op, a([2, 0, 2, 1, 2]), a([5, 3, 1, 7, 1]),
                                                        a([True, True, True, False, True]), 4, "int",
                                                        a([50, 30, 10, 70, 11]))
