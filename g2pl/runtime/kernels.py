@@ -543,7 +543,7 @@ def _row_modes(indptr, nbr, by_nbr, vals, mask, masked, empty, out, longest, cut
             out[r] = best
 
 
-def row_modes(indptr: np.ndarray, value: np.ndarray, mask: np.ndarray | None, empty: int,
+def row_modes(indptr: np.ndarray, value: np.ndarray, mask: np.ndarray | None, empty: bool | int | float,
               nbr: np.ndarray | None = None) -> np.ndarray | None:
     """Per CSR row the `mode` of `value` (ints or bools) over its entries where `mask`: one compiled
     pass of counting per row, where array_kernels.group_mode sorts every entry by (row, value) (kron:20's
