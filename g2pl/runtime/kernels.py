@@ -491,7 +491,7 @@ def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | Non
 _GOLDEN = 0x9E3779B97F4A7C15
 
 
-def _row_modes(indptr, nbr, by_nbr, vals, mask, masked, empty, out, longest, cuts):  # pragma: no cover (compiled)
+def _row_modes(indptr, nbr, by_nbr, vals, mask, masked, empty, out, tally, cuts):  # pragma: no cover (compiled)
     """Per row the value most frequent among its entries (those where `mask`, when `masked`), ties to
     the smaller; `empty` where there are none.  Entry k's value and flag are vals[k] and mask[k], or,
     `by_nbr`, those of its sender nbr[k] (the flags are the same for every entry: LLVM's loop
@@ -500,15 +500,19 @@ def _row_modes(indptr, nbr, by_nbr, vals, mask, masked, empty, out, longest, cut
     for the one before), then counted in an open-addressing table of the least power of two at least
     twice the row's length (its top bits of value * _GOLDEN, then linear probing), cleared per row,
     the leader kept as the counts grow: whichever value reaches the highest count, the smaller of two
-    that reach it.  (`longest`: the longest row, what each block of rows' buffers are made for.)"""
+    that reach it.  Each block of rows has its buffers, made for its longest row: about 28 bytes an
+    entry of that row (counts of `tally`'s type: int32, int64 for rows of 2**31 entries or more)."""
     golden = np.uint64(_GOLDEN)
-    cap = 2
-    while cap < 2 * longest:
-        cap *= 2
     for b in prange(len(cuts) - 1):  # blocks of whole rows (cpu_kernels.run_rows), buffers each
-        row = np.empty(max(longest, 1), dtype=vals.dtype)
+        longest = 1
+        for r in range(cuts[b], cuts[b + 1]):
+            longest = max(longest, indptr[r + 1] - indptr[r])
+        cap = 2
+        while cap < 2 * longest:
+            cap *= 2
+        row = np.empty(longest, dtype=vals.dtype)
         keys = np.empty(cap, dtype=vals.dtype)
-        counts = np.zeros(cap, dtype=np.int64)
+        counts = np.zeros(cap, dtype=tally.dtype)
         for r in range(cuts[b], cuts[b + 1]):
             lo, hi = indptr[r], indptr[r + 1]
             if hi - lo <= 1:
@@ -557,11 +561,11 @@ def row_modes(indptr: np.ndarray, value: np.ndarray, mask: np.ndarray | None, em
         return None
     vals = value.astype(np.int64, copy=False)
     out = np.empty(len(indptr) - 1, dtype=np.int64)
-    longest = int(np.diff(indptr).max()) if len(indptr) > 1 else 0
+    tally = np.zeros(1, dtype=np.int64 if len(indptr) > 1 and int(np.diff(indptr).max()) >= 2**31 else np.int32)
     flags = np.ones(1, dtype=bool) if mask is None else mask.astype(bool, copy=False)
     at = np.zeros(1, dtype=np.int32) if nbr is None else nbr
     cpu_kernels.run_rows(_row_modes, (indptr, at, nbr is not None, vals, flags, mask is not None, np.int64(empty), out,
-                                      longest), indptr)
+                                      tally), indptr)
     return out
 
 
