@@ -39,21 +39,21 @@ def parse_rows(buf, lo, hi, ncols, comma, u, v, w, at, powers):  # noqa: C901 - 
     n = at
     while i < hi:
         if not comma:
-            while i < hi and (buf[i] == _SP or buf[i] == _TAB):
+            while i < hi and (buf[np.uint64(i)] == _SP or buf[np.uint64(i)] == _TAB):
                 i += 1
             if i == hi:
                 break
-        c = buf[i]
+        c = buf[np.uint64(i)]
         if c == _NL:
             i += 1
             continue
         if c == _CR:
-            if i + 1 < hi and buf[i + 1] == _NL:
+            if i + 1 < hi and buf[np.uint64(i + 1)] == _NL:
                 i += 2
                 continue
             return -1
         if c == _HASH or c == _PCT:
-            while i < hi and buf[i] != _NL:
+            while i < hi and buf[np.uint64(i)] != _NL:
                 i += 1
             i += 1
             continue
@@ -64,20 +64,20 @@ def parse_rows(buf, lo, hi, ncols, comma, u, v, w, at, powers):  # noqa: C901 - 
                 if i == hi:
                     return -1
                 if comma:
-                    if buf[i] != _COMMA:
+                    if buf[np.uint64(i)] != _COMMA:
                         return -1
                     i += 1
                 else:
-                    if not (buf[i] == _SP or buf[i] == _TAB):
+                    if not (buf[np.uint64(i)] == _SP or buf[np.uint64(i)] == _TAB):
                         return -1
-                    while i < hi and (buf[i] == _SP or buf[i] == _TAB):
+                    while i < hi and (buf[np.uint64(i)] == _SP or buf[np.uint64(i)] == _TAB):
                         i += 1
             if col < 2:  # (a digit run is written out here and for the exponent: as an inlined numba helper
                 # returning its value and end, the pass took 0.82 s for kron:20's `u v` text against 0.24 s)
                 x = 0
                 start = i
-                while i < hi and _ZERO <= buf[i] <= _ZERO + 9:
-                    x = x * 10 + int(buf[i] - _ZERO)
+                while i < hi and _ZERO <= buf[np.uint64(i)] <= _ZERO + 9:
+                    x = x * 10 + int(buf[np.uint64(i)] - _ZERO)
                     i += 1
                 if i == start or i - start > 18:
                     return -1
@@ -92,7 +92,7 @@ def parse_rows(buf, lo, hi, ncols, comma, u, v, w, at, powers):  # noqa: C901 - 
             seen = False
             point = False  # (the digits after it move the point: exp10 -1 each)
             while i < hi:
-                c = buf[i]
+                c = buf[np.uint64(i)]
                 if _ZERO <= c <= _ZERO + 9:
                     seen = True
                     d = int(c - _ZERO)
@@ -108,16 +108,16 @@ def parse_rows(buf, lo, hi, ncols, comma, u, v, w, at, powers):  # noqa: C901 - 
                 i += 1
             if not seen or digits > 15:
                 return -1
-            if i < hi and (buf[i] == 101 or buf[i] == 69):  # e, E
+            if i < hi and (buf[np.uint64(i)] == 101 or buf[np.uint64(i)] == 69):  # e, E
                 i += 1
                 sign = 1
-                if i < hi and (buf[i] == 43 or buf[i] == 45):  # +, -
-                    sign = -1 if buf[i] == 45 else 1
+                if i < hi and (buf[np.uint64(i)] == 43 or buf[np.uint64(i)] == 45):  # +, -
+                    sign = -1 if buf[np.uint64(i)] == 45 else 1
                     i += 1
                 e = 0
                 start = i
-                while i < hi and _ZERO <= buf[i] <= _ZERO + 9:
-                    e = e * 10 + int(buf[i] - _ZERO)
+                while i < hi and _ZERO <= buf[np.uint64(i)] <= _ZERO + 9:
+                    e = e * 10 + int(buf[np.uint64(i)] - _ZERO)
                     i += 1
                 if i == start or i - start > 4:
                     return -1
@@ -131,19 +131,19 @@ def parse_rows(buf, lo, hi, ncols, comma, u, v, w, at, powers):  # noqa: C901 - 
             else:
                 w[n] = np.float64(mant) / powers[-exp10]
         if not comma:
-            while i < hi and (buf[i] == _SP or buf[i] == _TAB):
+            while i < hi and (buf[np.uint64(i)] == _SP or buf[np.uint64(i)] == _TAB):
                 i += 1
         if i < hi:
-            c = buf[i]
+            c = buf[np.uint64(i)]
             if c == _HASH or c == _PCT:
-                while i < hi and buf[i] != _NL:
+                while i < hi and buf[np.uint64(i)] != _NL:
                     i += 1
             elif c == _CR:
-                if not (i + 1 < hi and buf[i + 1] == _NL):
+                if not (i + 1 < hi and buf[np.uint64(i + 1)] == _NL):
                     return -1
                 i += 1
             if i < hi:
-                if buf[i] != _NL:
+                if buf[np.uint64(i)] != _NL:
                     return -1
                 i += 1
         n += 1
