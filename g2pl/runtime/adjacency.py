@@ -267,7 +267,7 @@ class Adjacency:
 
 
 class Pushed(NamedTuple):
-    """The active senders' adjacency entries, when the senders push (Neighbourhood._active_entries)."""
+    """The active senders' adjacency entries, when the senders push (Neighbourhood._pushed)."""
 
     own: Array  # receiver (row) of each entry
     nbr: Array  # sender of each entry (ext index)

@@ -242,6 +242,14 @@ class Backend(Ops, KernelOps, Protocol):
         kernel; None where the backend has none (the caller evaluates the head, the same answer)."""
         ...
 
+    def push_plus_edge(self, op: str, indptr: Array, recv: Array, eid: Array, senders: Array, x: Array, w: Array,
+                       n: int, elem: str) -> Array | None:
+        """Per receiver r < n, `op` (min, max) of x[s] + w[eid[k]] over the entries k of the transposed CSR
+        (`indptr` over senders, `recv`, `eid`) of the pushing `senders` s that reach r, as the pushed
+        entries' scatter gives it, with the language's empty value, by a compiled kernel; None where the
+        backend has none (the caller gathers the pushed entries and scatters the head, the same answer)."""
+        ...
+
     def pull_modes(self, indptr: Array, nbr: Array, x: Array, sent: Array | None, elem: str) -> Array | None:
         """Per CSR row the `mode` of x[nbr[k]] over its entries k whose sender is `sent` (every entry where
         None), ties to the smaller value, the language's default where none, by a compiled kernel; None

@@ -195,6 +195,10 @@ class CuPyBackend(intops.IntOpsMixin):
     def pull_modes(indptr, nbr, x, sent, elem: str):
         return None  # the device sorts (row, value) pairs (array_kernels.group_mode)
 
+    @staticmethod
+    def push_plus_edge(op: str, indptr, recv, eid, senders, x, w, n: int, elem: str):
+        return None  # the pushed entries' head scattered on the device (neighbourhood.Neighbourhood._push)
+
     def csr_matrix(self, indptr, cols, n_cols: int, kind: str, blocks=None):
         return CK.DeviceCSR(self, self.sparse, indptr, cols, n_cols)
 

@@ -476,6 +476,42 @@ def plus_edge_reduce(op: str, indptr: np.ndarray, nbr: np.ndarray, x: np.ndarray
     return out
 
 
+def _push_plus_edge(indptr, recv, eid, senders, x, w, most, best, got):  # pragma: no cover (compiled)
+    """For each sender s in `senders` (in order), each of its entries k (rows of the transposed CSR
+    `indptr`): best[recv[k]] = min (max where `most`) of itself and x[s] + w[eid[k]], as np.minimum.at
+    (np.maximum.at) updates in that order: a NaN wins, and of equal values the new one is kept, as
+    NumPy's `minimum(a, b)` gives b (+0 and -0 are equal: which is kept shows in the sign); got[r]
+    marks the receivers reached."""
+    for i in range(len(senders)):
+        s = np.uint64(senders[i])
+        xs = x[s]
+        for k in range(indptr[s], indptr[s + np.uint64(1)]):
+            u = np.uint64(k)
+            r = np.uint64(recv[u])
+            v = xs + w[np.uint64(eid[u])]
+            cur = best[r]
+            got[r] = True
+            if ((v >= cur) if most else (v <= cur)) or (v != v and cur == cur):
+                best[r] = v
+
+
+def push_plus_edge(op: str, indptr: np.ndarray, recv: np.ndarray, eid: np.ndarray, senders: np.ndarray,
+                   x: np.ndarray, w: np.ndarray, n: int, elem: str) -> np.ndarray | None:
+    """Backend.push_plus_edge: per receiver r < n, `op` ("min", "max") of x[s] + w[eid[k]] over the
+    transposed entries k of the pushing `senders` s that reach it, in one compiled pass in the order the
+    array path scatters them (scatter_reduce: the entries gathered into arrays, the head evaluated over
+    them, then `at_minmax`), so the same values; the language's empty value where none reaches.  None
+    where numba is absent or off, or the entries are too few to repay loading it."""
+    if op not in ("min", "max") or not cpu_kernels.use(len(recv)):
+        return None
+    dtype = np.dtype(DTYPES[elem])
+    best = np.full(n, identity(op, dtype), dtype=dtype)
+    got = np.zeros(n, dtype=bool)
+    cpu_kernels._jit(_push_plus_edge)(indptr, recv, eid, senders, x, w, op == "max", best, got)
+    best[~got] = empty_value(op, elem)
+    return best
+
+
 def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | None, elem: str,
                ids: np.ndarray | None = None) -> np.ndarray:
     """Aggregate per-entry `value` into rows with the language's empty and tie rules (array_kernels;

@@ -142,13 +142,18 @@ class Neighbourhood:
             self._count_along(adj, present, along)
         elif spec.counted and known is None:
             self._count(adj, present)
-        pushed = None
+        pushed = work = out = None
         if spec.policy == "push-pull" and present is not None:
-            pushed = self._active_entries(adj, present, spec.id, spec.per_entry)
-        kr = None if known is None else self._known_rows(known)
-        out = None
-        if spec.plus_edge >= 0 and pushed is None and edge is not None:
+            work = self._push_work(adj, present, spec.id, spec.per_entry)
+        plus = spec.plus_edge >= 0 and getattr(edge, "ndim", 0) == 1  # (an edge array, as the head's E.edge reads)
+        if work is not None:
+            if plus and known is None:
+                out = self._push_plus_edge(spec, ext[spec.plus_edge], edge, adj, work)
+            if out is None:
+                pushed = self._pushed(adj, work, spec.per_entry)
+        elif plus:
             out = self._pull_plus_edge(spec, ext[spec.plus_edge], edge, adj, present)
+        kr = None if known is None else self._known_rows(known)
         if out is None:
             out = self._reduce(spec, ext, head, adj, present, pushed, recv, kr)
         if spec.counted and along is None and kr is not None:  # after: the reduction's view counts them
@@ -336,11 +341,10 @@ class Neighbourhood:
         self._work_memo = _WorkMemo(adj, present, got)
         return got
 
-    def _active_entries(self, adj: Adjacency, present, key: int, per_entry: bool) -> Pushed | None:
-        """The active senders' entries when pushing; None to pull."""
-        senders, lens, work = self._send_work(adj, present)
-        work += len(senders)
-        indptr, recv, eid = adj.transpose(eids=per_entry)
+    def _push_work(self, adj: Adjacency, present, key: int, per_entry: bool) -> SendWork | None:
+        """The active senders and their entry counts when they push; None to pull."""
+        got = self._send_work(adj, present)
+        work = got.total + len(got.senders)
         pushing = self.push_state.get(key, False)
         if per_entry:
             frac = self.PULL_ABOVE_PER_ENTRY if pushing else self.PUSH_BELOW_PER_ENTRY
@@ -349,10 +353,20 @@ class Neighbourhood:
         pushing = work < frac * max(adj.entries, 1)
         self.push_state[key] = pushing
         self.stats.directions["push" if pushing else "pull"] += 1
-        if not pushing:
-            return None
-        pos = self.bk.expand_ranges(indptr[senders], lens)
-        return Pushed(recv[pos], self.bk.repeat(senders, lens), None if eid is None else eid[pos])
+        return got if pushing else None
+
+    def _pushed(self, adj: Adjacency, work: SendWork, per_entry: bool) -> Pushed:
+        """The pushing senders' entries (those of `work`), gathered."""
+        indptr, recv, eid = adj.transpose(eids=per_entry)
+        pos = self.bk.expand_ranges(indptr[work.senders], work.lens)
+        return Pushed(recv[pos], self.bk.repeat(work.senders, work.lens), None if eid is None else eid[pos])
+
+    def _push_plus_edge(self, spec: Spec, x, edge, adj: Adjacency, work: SendWork):
+        """A push of `spec.op` over x[sender] + edge value (see Spec.plus_edge) in one pass over the pushing
+        senders' entries where the backend has such a pass, else None (the pushed entries' way)."""
+        indptr, recv, eid = adj.transpose(eids=True)
+        return self.bk.push_plus_edge(spec.op, indptr, recv, eid, work.senders, self.entries(x, self.lg.n_ext),
+                                      edge, self.n, spec.elem)
 
     # ------------------------------------------------------------ reductions
 

@@ -189,6 +189,7 @@ class NumPyBackend(intops.IntOpsMixin, AK.HostOps):
     any_pull = staticmethod(K.any_pull)
     plus_edge_reduce = staticmethod(K.plus_edge_reduce)
     pull_modes = staticmethod(K.pull_modes)
+    push_plus_edge = staticmethod(K.push_plus_edge)
     identity = staticmethod(K.identity)
     empty_value = staticmethod(K.empty_value)
 

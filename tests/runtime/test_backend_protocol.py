@@ -320,6 +320,12 @@ CASES: dict[str, Callable[[Any, Callable], Any]] = {
                                  for sent, want in ((None, [[5, -1, 7, 5]]),
                                                     (a([True, True, True, False]), [[5, -1, 7, 5]]),
                                                     (a([False, True, False, False]), [[5, -1, -1, 5]]))],
+    # senders 2 and 3 of the transposed CSR (INDPTR over 4 senders, receivers IDX, edges 5..0) push; none
+    # reaches receiver 3
+    "push_plus_edge": lambda bk, a: [
+        _none_or(bk.push_plus_edge(op, a(INDPTR), a(IDX), a([5, 4, 3, 2, 1, 0]), a([2, 3]), a([1.0, 2.0, 4.0, 8.0]),
+                                   a([0.5, 1.0, 2.0, 3.0, 4.0, 5.0]), 4, "float"), want)
+        for op, want in (("min", [[7.0, 8.5, 5.0, math.inf]]), ("max", [[7.0, 8.5, 6.0, -math.inf]]))],
     "gather": lambda bk, a: bk.gather(a([10.0, 20.0, 30.0, 40.0]), a(IDX)),
     "take_into": lambda bk, a: _into(bk, a),
     "seg_reduce": lambda bk, a: [bk.seg_reduce(bk.segments(a(INDPTR)), op, a([3, 1, 4, 1, 5, 9]),

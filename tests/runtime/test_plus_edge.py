@@ -146,3 +146,55 @@ def test_same_answers_with_the_kernel_off_and_on_on_any_rank_count(monkeypatch, 
     assert [x[2:] for x in runs if x[0] == "0"] == [x[2:] for x in runs if x[0] == "1"]
     for src in (SSSP, FORMS):  # every rank count gives one rank's values
         assert len({repr(x[3]) for x in runs if x[1] == src}) == 1
+
+
+@needs_numba
+@pytest.mark.parametrize("op", ["min", "max"])
+@pytest.mark.parametrize("elem", ["float", "int"])
+def test_the_push_kernel_scatters_as_the_array_path(monkeypatch, op, elem):
+    """kernels.push_plus_edge against the pushed entries' array path (the head's values, then
+    scatter_reduce): the same bits, NaN, infinities, zeros of both signs and ties included, and the
+    empty value where no entry arrives."""
+    from g2pl.runtime import array_kernels as AK
+
+    monkeypatch.setenv("G2PL_NUMBA", "1")
+    rng = np.random.default_rng(3 + (op == "max") + 2 * (elem == "int"))
+    n_ext, n, edges = 300, 200, 900
+    lens = rng.integers(0, 8, n_ext)
+    indptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    recv = rng.integers(0, n, int(indptr[-1])).astype(np.int32)
+    eid = rng.integers(0, edges, int(indptr[-1]))
+    if elem == "float":
+        # mostly zeros of both signs: a receiver's least value is often a tie of +0 and -0, which only
+        # the order of the updates decides
+        x = rng.choice([0.0, -0.0, 1.0, -1.0, np.nan, np.inf], n_ext, p=[0.4, 0.4, 0.08, 0.08, 0.02, 0.02])
+        w = rng.choice([0.0, -0.0, 1.0, -np.inf], edges, p=[0.45, 0.45, 0.08, 0.02])
+    else:
+        x = rng.integers(-2**62, 2**62, n_ext)  # sums wrap around as int64's do
+        w = rng.integers(-2**62, 2**62, edges)
+    senders = np.flatnonzero(rng.random(n_ext) < 0.5)
+    got = kernels.push_plus_edge(op, indptr, recv, eid, senders, x, w, n, elem)
+    pos = kernels.expand_ranges(indptr[senders], lens[senders])
+    with np.errstate(over="ignore", invalid="ignore"):
+        vals = x[np.repeat(senders, lens[senders])] + w[eid[pos]]
+    with np.errstate(invalid="ignore"):  # (NaN against NaN)
+        want = AK.scatter_reduce(kernels._OPS, op, recv[pos], vals, None, n, elem)
+    assert got is not None and got.dtype == want.dtype
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+
+
+@needs_numba
+def test_sssp_pushes_by_the_kernel(monkeypatch):
+    """A Bellman-Ford run pushes its sparse rounds through push_plus_edge (none left to the array path)."""
+    monkeypatch.setenv("G2PL_NUMBA", "1")
+    calls = []
+    real = kernels.push_plus_edge
+    monkeypatch.setattr(kernels, "push_plus_edge", lambda *a: calls.append(a[0]) or real(*a))
+    from g2pl.runtime import numpy_backend
+    monkeypatch.setattr(numpy_backend.NumPyBackend, "push_plus_edge", staticmethod(kernels.push_plus_edge))
+    t = random_graph(21, 800, directed=False, weighted=True)
+    g = t.g
+    root = int(np.argmax(np.bincount(g.src, minlength=g.n)))
+    r = g2pl.compile(SSSP).run(g, {"root": int(g.ids[root])})
+    assert calls and set(calls) == {"min"}
+    assert np.array_equal(r.array("Dist", g), _scipy_sssp(g, root))
