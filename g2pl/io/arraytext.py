@@ -177,12 +177,12 @@ def write_rows(n, prog, consts, ints, fields, floats, little, pairs, powers, tab
             kind, a, b = prog[3 * p], prog[3 * p + 1], prog[3 * p + 2]
             if kind == 0:
                 for i in range(a, b):
-                    out[pos] = consts[i]
+                    out[np.uint64(pos)] = consts[i]
                     pos += 1
             elif kind == 1:
                 v = ints[a, r]
                 if v < 0:
-                    out[pos] = 45  # '-'
+                    out[np.uint64(pos)] = 45  # '-'
                     pos += 1
                     m = np.uint64(-(v + 1)) + np.uint64(1)  # |v|, INT64_MIN included
                 else:
@@ -195,15 +195,15 @@ def write_rows(n, prog, consts, ints, fields, floats, little, pairs, powers, tab
                 while m >= hundred:
                     q = m // hundred
                     d = 2 * (m - q * hundred)
-                    out[at - 1] = pairs[d + 1]
-                    out[at - 2] = pairs[d]
+                    out[np.uint64(at - 1)] = pairs[d + 1]
+                    out[np.uint64(at - 2)] = pairs[d]
                     at -= 2
                     m = q
                 if m >= 10:
-                    out[at - 1] = pairs[2 * m + 1]
-                    out[at - 2] = pairs[2 * m]
+                    out[np.uint64(at - 1)] = pairs[2 * m + 1]
+                    out[np.uint64(at - 2)] = pairs[2 * m]
                 else:
-                    out[at - 1] = np.uint8(48 + m)
+                    out[np.uint64(at - 1)] = np.uint8(48 + m)
                 pos = end
             elif kind == 3:
                 bits = floats[a, r]
@@ -215,7 +215,7 @@ def write_rows(n, prog, consts, ints, fields, floats, little, pairs, powers, tab
                 for _ in range(word):
                     at += 1 + consts[at]
                 for i in range(at + 1, at + 1 + consts[at]):
-                    out[pos] = consts[i]
+                    out[np.uint64(pos)] = consts[i]
                     pos += 1
             else:
                 for j in range(a, b):
@@ -223,7 +223,7 @@ def write_rows(n, prog, consts, ints, fields, floats, little, pairs, powers, tab
                     for byte in range(8):
                         c = (w >> np.uint64(8 * byte if little else 56 - 8 * byte)) & np.uint64(255)
                         if c != 0:
-                            out[pos] = np.uint8(c)
+                            out[np.uint64(pos)] = np.uint8(c)
                             pos += 1
     return pos
 
