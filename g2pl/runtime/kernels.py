@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -466,12 +466,11 @@ def plus_edge_reduce(op: str, indptr: np.ndarray, nbr: np.ndarray, x: np.ndarray
     loading it (cpu_kernels.use)."""
     if op not in ("min", "max") or not cpu_kernels.use(len(nbr)):
         return None
-    dtype = np.dtype(DTYPES[elem])
+    dtype, ident, empty = _extreme_values(op, elem)
     out = np.empty(len(indptr) - 1, dtype=dtype)
     flags = np.ones(1, dtype=bool) if sent is None else sent.astype(bool, copy=False)
     at = np.zeros(1, dtype=np.int64) if eid is None else eid
-    args = (indptr, nbr, x, flags, w, at, dtype.type(identity(op, dtype)), dtype.type(empty_value(op, elem)),
-            op == "max", sent is None, eid is not None, out)
+    args = (indptr, nbr, x, flags, w, at, ident, empty, op == "max", sent is None, eid is not None, out)
     cpu_kernels.run_rows(_row_plus_edge, args, indptr)
     return out
 
@@ -504,12 +503,18 @@ def push_plus_edge(op: str, indptr: np.ndarray, recv: np.ndarray, eid: np.ndarra
     where numba is absent or off, or the entries are too few to repay loading it."""
     if op not in ("min", "max") or not cpu_kernels.use(len(recv)):
         return None
-    dtype = np.dtype(DTYPES[elem])
-    best = np.full(n, identity(op, dtype), dtype=dtype)
+    dtype, ident, empty = _extreme_values(op, elem)
+    best = np.full(n, ident, dtype=dtype)
     got = np.zeros(n, dtype=bool)
     cpu_kernels._jit(_push_plus_edge)(indptr, recv, eid, senders, x, w, op == "max", best, got)
-    best[~got] = empty_value(op, elem)
+    best[~got] = empty
     return best
+
+
+def _extreme_values(op: str, elem: str) -> tuple[np.dtype, Any, Any]:
+    """(dtype, identity, the language's empty value) of a min or max of `elem`s."""
+    dtype = np.dtype(DTYPES[elem])
+    return dtype, dtype.type(identity(op, dtype)), dtype.type(empty_value(op, elem))
 
 
 def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | None, elem: str,
@@ -517,9 +522,9 @@ def seg_reduce(seg: Segments, op: str, value: np.ndarray, mask: np.ndarray | Non
     """Aggregate per-entry `value` into rows with the language's empty and tie rules (array_kernels;
     `mode` by `row_modes` where it serves)."""
     if op == "mode":
-        got = row_modes(seg.indptr, value, mask, DEFAULTS[elem])
+        got = row_modes(seg.indptr, value, mask, elem)
         if got is not None:
-            return got.astype(DTYPES[elem], copy=False)
+            return got
     return AK.seg_reduce(_OPS, seg, op, value, mask, elem, ids)
 
 
@@ -551,10 +556,6 @@ def _row_modes(indptr, nbr, by_nbr, vals, mask, masked, empty, out, tally, cuts)
         counts = np.zeros(cap, dtype=tally.dtype)
         for r in range(cuts[b], cuts[b + 1]):
             lo, hi = indptr[r], indptr[r + 1]
-            if hi - lo <= 1:
-                at = (np.uint64(nbr[np.uint64(lo)]) if by_nbr else np.uint64(lo)) if hi > lo else np.uint64(0)
-                out[r] = vals[at] if hi > lo and (not masked or mask[at]) else empty
-                continue
             bits = 1
             while (1 << bits) < 2 * (hi - lo):
                 bits += 1
@@ -583,33 +584,32 @@ def _row_modes(indptr, nbr, by_nbr, vals, mask, masked, empty, out, tally, cuts)
             out[r] = best
 
 
-def row_modes(indptr: np.ndarray, value: np.ndarray, mask: np.ndarray | None, empty: bool | int | float,
+def row_modes(indptr: np.ndarray, value: np.ndarray, mask: np.ndarray | None, elem: str,
               nbr: np.ndarray | None = None) -> np.ndarray | None:
     """Per CSR row the `mode` of `value` (ints or bools) over its entries where `mask`: one compiled
     pass of counting per row, where array_kernels.group_mode sorts every entry by (row, value) (kron:20's
     31.4M entries: about 0.13 s against 0.5-5.8 s, fewer distinct values the faster for the sort).
     `value` and `mask` hold one element per entry, or, given `nbr` (each entry's sender), per sender:
     read through it, with no entry-length copy.  The rows are shared among threads, one row to one
-    thread: the same answer on any count.  None where numba is absent or off, or the entries are too
-    few to repay loading it."""
+    thread: the same answer on any count; the language's default (`elem`'s) for a row with none.  None
+    where numba is absent or off, or the entries are too few to repay loading it."""
     entries = int(indptr[-1]) if len(indptr) else 0
     if not cpu_kernels.use(entries):
         return None
     vals = value.astype(np.int64, copy=False)
     out = np.empty(len(indptr) - 1, dtype=np.int64)
-    tally = np.zeros(1, dtype=np.int64 if len(indptr) > 1 and int(np.diff(indptr).max()) >= 2**31 else np.int32)
+    tally = np.zeros(1, dtype=np.int64 if entries >= 2**31 else np.int32)  # (no row longer than all of them)
     flags = np.ones(1, dtype=bool) if mask is None else mask.astype(bool, copy=False)
     at = np.zeros(1, dtype=np.int32) if nbr is None else nbr
-    cpu_kernels.run_rows(_row_modes, (indptr, at, nbr is not None, vals, flags, mask is not None, np.int64(empty), out,
-                                      tally), indptr)
-    return out
+    cpu_kernels.run_rows(_row_modes, (indptr, at, nbr is not None, vals, flags, mask is not None,
+                                      np.int64(DEFAULTS[elem]), out, tally), indptr)
+    return out.astype(DTYPES[elem], copy=False)
 
 
 def pull_modes(indptr: np.ndarray, nbr: np.ndarray, x: np.ndarray, sent: np.ndarray | None,
                elem: str) -> np.ndarray | None:
     """Backend.pull_modes: `row_modes` over the senders' values `x` read through `nbr`."""
-    got = row_modes(indptr, x, sent, DEFAULTS[elem], nbr)
-    return None if got is None else got.astype(DTYPES[elem], copy=False)
+    return row_modes(indptr, x, sent, elem, nbr)
 
 
 def expand_ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:

@@ -213,7 +213,7 @@ class Neighbourhood:
         reads the edge values in entry order where the adjacency keeps them, else at each entry's edge;
         a pass that ran counts as one read of the edge array toward keeping it (Adjacency.edge_values),
         as the head's evaluation would have."""
-        if adj.eid is None or getattr(edge, "ndim", 0) != 1:  # (an edge array, as the head's E.edge reads)
+        if adj.eid is None:
             return None
         kept = adj.kept_edge_values(edge)
         w, eid = (edge, adj.eid) if kept is None else (kept, None)

@@ -42,9 +42,9 @@ def test_row_modes_are_group_modes(distinct, threads, monkeypatch):
     indptr, vals, rng = _rows(distinct, distinct)
     seg = K.Segments(indptr)
     for mask in (None, rng.random(len(vals)) < 0.5, np.zeros(len(vals), dtype=bool)):
-        for elem, empty in (("int", 0), ("vid", -1)):
+        for elem in ("int", "vid"):
             want = AK.group_mode(K._OPS, seg.owner, vals, mask, seg.n, elem)
-            got = K.row_modes(indptr, vals, mask, empty)
+            got = K.row_modes(indptr, vals, mask, elem)
             assert got is not None
             np.testing.assert_array_equal(got, want)
             np.testing.assert_array_equal(K.seg_reduce(seg, "mode", vals, mask, elem), want)
@@ -56,7 +56,7 @@ def test_row_modes_ties_go_to_the_smaller_value(monkeypatch):
     rows = [[5, 3, 5, 3], [9, -2, 9, -2, 7], [4], [], [2, 2, 1, 1, 1, 2], [True, False, False, True]]
     indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
     vals = np.array([int(x) for r in rows for x in r], dtype=np.int64)
-    assert K.row_modes(indptr, vals, None, -1).tolist() == [3, -2, 4, -1, 1, 0]
+    assert K.row_modes(indptr, vals, None, "vid").tolist() == [3, -2, 4, -1, 1, 0]
     bools = K.seg_reduce(K.Segments(indptr[-3:] - indptr[-3]), "mode", vals[indptr[-3]:].astype(bool), None, "bool")
     assert bools.dtype == bool and bools.tolist() == [True, False]
 
